@@ -1,0 +1,64 @@
+# The profiling guide. `make help` lists the targets.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+DEVICE ?= auto
+STEP ?=
+STRICT_GPU ?=
+CHROMIUM := /usr/bin/chromium
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+# The site needs only requirements/site.txt; tests and captures need requirements/dev.txt.
+SITE_STAMP := $(VENV)/.site-installed
+DEV_STAMP := $(VENV)/.dev-installed
+
+export NO_MKDOCS_2_WARNING := 1
+
+.PHONY: help setup serve site test lint artifacts derive clean
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+	@echo "  Options: DEVICE=auto|cuda|cpu  STEP=<slug>  STRICT_GPU=1"
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(SITE_STAMP): requirements/site.txt | $(VENV)/bin/python
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements/site.txt
+	touch $@
+
+$(DEV_STAMP): requirements/dev.txt requirements/site.txt $(SITE_STAMP)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements/dev.txt
+	touch $@
+
+$(CHROMIUM):
+	@echo "Installing Debian's chromium for the browser tests"
+	$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+
+setup: $(DEV_STAMP) $(CHROMIUM) ## Create .venv with every pinned package, install chromium
+
+serve: $(SITE_STAMP) ## Serve the site at http://127.0.0.1:8000 from the committed artifacts
+	$(PY) -m mkdocs serve --dev-addr 127.0.0.1:8000
+
+site: $(SITE_STAMP) ## Build the site into site/ (STRICT_GPU=1: fail while CUDA artifacts are missing)
+	STRICT_GPU=$(STRICT_GPU) $(PY) -m mkdocs build --strict
+
+test: $(DEV_STAMP) $(CHROMIUM) ## Run every test (sets up first if needed)
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+	$(PY) -m pytest
+
+lint: $(DEV_STAMP) ## ruff check and format check
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+artifacts: $(DEV_STAMP) ## Capture traces and derive everything (DEVICE=auto|cuda|cpu STEP=slug)
+	$(PY) -m generators artifacts --device $(DEVICE) $(if $(STEP),--step $(STEP))
+
+derive: $(SITE_STAMP) ## Re-derive tables, values and figures from the committed traces
+	$(PY) -m generators derive
+
+clean: ## Remove the built site and caches (keeps .venv and artifacts)
+	rm -rf site .pytest_cache .ruff_cache test-results

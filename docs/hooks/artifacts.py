@@ -1,0 +1,408 @@
+"""The one MkDocs hook: fills page placeholders from ``artifacts/`` and publishes the artifacts.
+
+Placeholders, each alone on a line except ``value`` (which is inline)::
+
+    {{ table("matmul_add", "small_cold", "ops") }}               Markdown table + CSV link
+    {{ value("matmul_add", "small_cold", "step_summary.steps") }}  one formatted number
+    {{ figure("matmul_add", "small_cold", "timeline", alt="...") }}
+    {{ profiler_table("matmul_add", "small_cold") }}              key_averages() text
+    {{ perfetto("matmul_add", "small_cold", focus="step_summary.first_step") }}
+
+Every placeholder takes ``cpu=False`` for a concept that only exists on a GPU. The CUDA set is
+preferred; without a CUDA capture a placeholder falls back to the CPU set (unless ``cpu=False``,
+which renders a "needs a CUDA capture" notice instead). ``STRICT_GPU=1`` turns every fallback
+into a build error. Any missing artifact, key or file fails the build with the page and the
+placeholder named. Pages that show data get a box naming the hardware and versions behind it.
+"""
+
+from __future__ import annotations
+
+import ast
+import html
+import json
+import logging
+import os
+import posixpath
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import File, Files
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+if str(REPO_ROOT) not in sys.path:  # the hook imports the project's own formatting and queries
+    sys.path.insert(0, str(REPO_ROOT))
+
+from generators.queries import load_query  # noqa: E402
+from generators.units import format_value  # noqa: E402
+
+log = logging.getLogger("mkdocs.hooks.artifacts")
+
+# Tests build the site against a scratch copy of the artifacts through this variable.
+ARTIFACTS_DIR = Path(os.environ.get("GUIDE_ARTIFACTS_DIR") or REPO_ROOT / "artifacts")
+DEVICES = ("cuda", "cpu")
+DEVICE_LABEL = {"cuda": "CUDA", "cpu": "CPU"}
+PLACEHOLDER = re.compile(r"\{\{\s*(?P<func>[a-z_]+)\((?P<args>.*?)\)\s*\}\}", re.S)
+FUNCTIONS = ("table", "value", "figure", "profiler_table", "perfetto")
+
+
+class PlaceholderError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Call:
+    func: str
+    args: tuple[object, ...]
+    kwargs: dict[str, object]
+    text: str
+
+    @property
+    def step(self) -> str:
+        return str(self.args[0])
+
+    @property
+    def variant(self) -> str:
+        return str(self.args[1])
+
+    @property
+    def cpu_ok(self) -> bool:
+        return bool(self.kwargs.get("cpu", True))
+
+
+def parse_calls(markdown: str) -> list[tuple[re.Match[str], Call]]:
+    """Every placeholder in a page, parsed (arguments are Python literals)."""
+    calls = []
+    for match in PLACEHOLDER.finditer(markdown):
+        func = match["func"]
+        if func not in FUNCTIONS:
+            raise PlaceholderError(
+                f"{match[0]}: unknown placeholder (known: {', '.join(FUNCTIONS)})"
+            )
+        try:
+            node = ast.parse(f"f({match['args']})", mode="eval").body
+            assert isinstance(node, ast.Call)
+            args = tuple(ast.literal_eval(a) for a in node.args)
+            kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
+        except (SyntaxError, ValueError, AssertionError) as exc:
+            raise PlaceholderError(f"{match[0]}: arguments are not plain literals ({exc})") from exc
+        needed = 3 if func in ("table", "value", "figure") else 2
+        if len(args) != needed:
+            raise PlaceholderError(f"{match[0]}: {func}() takes {needed} positional arguments")
+        calls.append((match, Call(func, args, kwargs, match[0])))
+    return calls
+
+
+@dataclass
+class DeviceSet:
+    device: str
+    root: Path
+    manifest: dict
+
+    @classmethod
+    def load(cls, device: str, artifacts: Path = ARTIFACTS_DIR) -> DeviceSet | None:
+        path = artifacts / device / "MANIFEST.json"
+        if not path.exists():
+            return None
+        try:
+            return cls(device, artifacts / device, json.loads(path.read_text()))
+        except ValueError as exc:
+            raise PluginError(f"{path} is not valid JSON ({exc}); run `make derive`") from exc
+
+    def has_variant(self, step: str, variant: str) -> bool:
+        return variant in self.manifest.get("variants", {}).get(step, {})
+
+    def file(self, step: str, variant: str, name: str) -> Path:
+        rel = f"{step}/{variant}/{name}"
+        if rel not in self.manifest["files"]:
+            raise PlaceholderError(
+                f"artifacts/{self.device}/{rel} is not in the {self.device} manifest: "
+                "run `make derive`, or fix the placeholder's step, variant or name"
+            )
+        path = self.root / rel
+        if not path.exists():
+            raise PlaceholderError(f"artifacts/{self.device}/{rel} is listed but missing")
+        return path
+
+
+def files_for(call: Call) -> list[str]:
+    """The artifact file names (inside the variant folder) a placeholder reads."""
+    if call.func == "table":
+        return [f"{call.args[2]}.md", f"{call.args[2]}.csv"]
+    if call.func == "value":
+        return ["values.json"]
+    if call.func == "figure":
+        return [f"{call.args[2]}.svg", f"{call.kwargs.get('data', call.args[2])}.csv"]
+    if call.func == "profiler_table":
+        return ["key_averages.txt"]
+    if call.func == "perfetto":
+        return ["trace.json.gz", *(["values.json"] if call.kwargs.get("focus") else [])]
+    raise PlaceholderError(call.text)
+
+
+@dataclass
+class PageState:
+    used: dict[tuple[str, str, str], None] = field(default_factory=dict)  # (device, step, variant)
+    fallbacks: list[str] = field(default_factory=list)
+    missing_cuda: list[str] = field(default_factory=list)
+
+
+class Renderer:
+    def __init__(self, sets: dict[str, DeviceSet], page_url: str, config: dict) -> None:
+        self.sets = sets
+        self.page_dir = (
+            posixpath.dirname(page_url.rstrip("/"))
+            if page_url.endswith(".html")
+            else page_url.rstrip("/")
+        )
+        self.config = config
+        self.state = PageState()
+
+    # -- locating -----------------------------------------------------------------------------
+    def pick(self, call: Call) -> DeviceSet | None:
+        cuda = self.sets.get("cuda")
+        if cuda and cuda.has_variant(call.step, call.variant):
+            return cuda
+        cpu = self.sets.get("cpu")
+        if call.cpu_ok and cpu and cpu.has_variant(call.step, call.variant):
+            self.state.fallbacks.append(call.text)
+            return cpu
+        if call.cpu_ok:
+            raise PlaceholderError(
+                f"no capture of {call.step}/{call.variant} in any device set: "
+                f"run `make artifacts DEVICE=cpu STEP={call.step}` (or DEVICE=cuda on a GPU)"
+            )
+        self.state.missing_cuda.append(call.text)
+        return None
+
+    def url(self, device: str, rel: str) -> str:
+        """A URL relative to the page for ``artifacts/<device>/<rel>``."""
+        target = f"artifacts/{device}/{rel}"
+        return posixpath.relpath(target, self.page_dir or ".")
+
+    # -- rendering ----------------------------------------------------------------------------
+    def render(self, call: Call) -> str:
+        ds = self.pick(call)
+        if ds is None:
+            return self.needs_cuda(call)
+        self.state.used[(ds.device, call.step, call.variant)] = None
+        paths = [ds.file(call.step, call.variant, name) for name in files_for(call)]
+        return getattr(self, f"_{call.func}")(call, ds, paths)
+
+    def needs_cuda(self, call: Call) -> str:
+        command = f"make artifacts DEVICE=cuda STEP={call.step}"
+        if call.func == "value":
+            return '<span class="pg-needs-cuda">(needs a CUDA capture)</span>'
+        return (
+            '\n!!! warning "Needs a CUDA capture"\n\n'
+            "    This part shows GPU activity, and no trace captured on an NVIDIA GPU has been "
+            "committed for it yet. On a machine with one, run "
+            f"`{command}`.\n"
+        )
+
+    def _table(self, call: Call, ds: DeviceSet, paths: list[Path]) -> str:
+        md_path, csv_path = paths
+        question = load_query(str(call.args[2])).question
+        csv_url = self.url(ds.device, f"{call.step}/{call.variant}/{csv_path.name}")
+        caption = (
+            f'<p class="pg-caption">{html.escape(question)} '
+            f'<span class="pg-source">{DEVICE_LABEL[ds.device]} · '
+            f'<a href="{html.escape(csv_url)}">CSV</a></span></p>'
+        )
+        return f"\n{caption}\n\n{md_path.read_text().rstrip()}\n"
+
+    def _value(self, call: Call, ds: DeviceSet, paths: list[Path]) -> str:
+        key = str(call.args[2])
+        query, _, column = key.partition(".")
+        values = json.loads(paths[0].read_text())
+        if query not in values or column not in values[query]:
+            known = ", ".join(f"{q}.{c}" for q, cols in values.items() for c in cols)
+            raise PlaceholderError(f"no value {key!r} (known: {known})")
+        text = format_value(values[query][column], column)
+        title = html.escape(f"{key} ({DEVICE_LABEL[ds.device]})")
+        return f'<span class="pg-value" title="{title}">{html.escape(text)}</span>'
+
+    def _figure(self, call: Call, ds: DeviceSet, paths: list[Path]) -> str:
+        alt = call.kwargs.get("alt")
+        if not alt:
+            raise PlaceholderError('figure() needs alt="..." describing what the figure shows')
+        svg, data = paths
+        base = f"{call.step}/{call.variant}"
+        caption = html.escape(str(call.kwargs.get("caption", alt)))
+        return (
+            '\n<figure class="pg-figure">\n'
+            f'<img src="{html.escape(self.url(ds.device, f"{base}/{svg.name}"))}" '
+            f'alt="{html.escape(str(alt))}" loading="lazy">\n'
+            f'<figcaption>{caption} <span class="pg-source">{DEVICE_LABEL[ds.device]} · '
+            f'<a href="{html.escape(self.url(ds.device, f"{base}/{data.name}"))}">data (CSV)</a>'
+            "</span></figcaption>\n</figure>\n"
+        )
+
+    def _profiler_table(self, call: Call, ds: DeviceSet, paths: list[Path]) -> str:
+        text = paths[0].read_text().rstrip("\n")
+        fence = "```"
+        title = f"key_averages().table() — {DEVICE_LABEL[ds.device]}"
+        return f'\n{fence}text title="{title}"\n{text}\n{fence}\n'
+
+    def _perfetto(self, call: Call, ds: DeviceSet, paths: list[Path]) -> str:
+        rel = f"{call.step}/{call.variant}/trace.json.gz"
+        attrs = {
+            "data-trace-src": self.url(ds.device, rel),
+            "data-title": f"{call.step} · {call.variant} ({DEVICE_LABEL[ds.device]})",
+            "data-file-name": f"{call.step}-{call.variant}-{ds.device}.trace.json.gz",
+            "data-perfetto-origin": self.config["extra"].get(
+                "perfetto_origin", "https://ui.perfetto.dev"
+            ),
+        }
+        start = end = None
+        focus = call.kwargs.get("focus")
+        if focus:
+            query, _, prefix = str(focus).partition(".")
+            values = json.loads(paths[1].read_text()).get(query, {})
+            try:
+                start, end = values[f"{prefix}_start_s"], values[f"{prefix}_end_s"]
+            except KeyError as exc:
+                raise PlaceholderError(
+                    f"focus {focus!r} needs values {query}.{prefix}_start_s and _end_s"
+                ) from exc
+            attrs["data-time-start"] = repr(float(start))
+            attrs["data-time-end"] = repr(float(end))
+        origin = attrs["data-perfetto-origin"].rstrip("/")
+        link = ""
+        site_url = (self.config.get("site_url") or "").rstrip("/")
+        if site_url.startswith("https://"):
+            trace_url = f"{site_url}/artifacts/{ds.device}/{rel}"
+            href = f"{origin}/#!/?url={quote(trace_url, safe='')}"
+            if start is not None and end is not None:
+                href += f"&visStart={round(start * 1e9)}&visEnd={round(end * 1e9)}"
+            link = (
+                f'\n  <a class="pg-perfetto__link" href="{html.escape(href)}" target="_blank" '
+                'rel="noopener">open by URL</a>'
+            )
+        rendered = " ".join(f'{k}="{html.escape(str(v))}"' for k, v in attrs.items())
+        label = call.kwargs.get("label", "Open in Perfetto")
+        return (
+            f'\n<div class="pg-perfetto" {rendered}>\n'
+            '  <button type="button" class="md-button md-button--primary pg-perfetto__open">'
+            f"{html.escape(str(label))}</button>{link}\n"
+            '  <p class="pg-perfetto__status" role="status" hidden></p>\n</div>\n'
+        )
+
+    # -- provenance ---------------------------------------------------------------------------
+    def provenance(self) -> str:
+        """The "measured on" box: hardware and versions of every capture the page shows."""
+        if not self.state.used:
+            return ""
+        lines = []
+        for device, step, variant in self.state.used:
+            ds = self.sets[device]
+            info = ds.manifest["variants"][step][variant]
+            env = info.get("environment") or {}
+            if device == "cuda":
+                hardware = (
+                    f"{env.get('gpu')} (driver {env.get('nvidia_driver')}, "
+                    f"CUDA {env.get('cuda_runtime')})"
+                )
+            else:
+                hardware = f"{env.get('cpu_model')} CPU, {env.get('cpu_threads')} threads, no GPU"
+            lines.append(
+                f"    - `{step}/{variant}` ({DEVICE_LABEL[device]}): {hardware}; "
+                f"torch {env.get('torch')}, Python {env.get('python')}; "
+                f"captured {str(info.get('captured_at', ''))[:10]}"
+            )
+        engines = set()
+        for device, *_ in self.state.used:
+            tp = self.sets[device].manifest["trace_processor"]
+            engines.add(f"{tp.get('engine')} {tp.get('version')}")
+        kind = "info"
+        title = "Where these numbers come from"
+        note = ""
+        if any(d == "cpu" for d, *_ in self.state.used):
+            kind = "note"
+            note = (
+                "\n\n    No CUDA capture of these steps has been committed yet, so this page shows "
+                "traces captured on a CPU: there are no GPU lanes, kernels or launches in them. "
+                "The GPU runner regenerates them with `make artifacts DEVICE=cuda`."
+            )
+        return (
+            f'!!! {kind} "{title}"\n\n'
+            "    Every number, table and figure on this page is computed from these traces "
+            f"(Perfetto trace processor {', '.join(sorted(engines))}):\n\n"
+            + "\n".join(lines)
+            + note
+            + "\n"
+        )
+
+
+def _load_sets() -> dict[str, DeviceSet]:
+    sets = {}
+    for device in DEVICES:
+        ds = DeviceSet.load(device)
+        if ds is not None:
+            sets[device] = ds
+    return sets
+
+
+_strict_problems: list[str] = []
+
+
+def on_pre_build(config: dict) -> None:
+    _strict_problems.clear()
+
+
+def on_files(files: Files, config: dict) -> Files:
+    """Publish every artifact of every device set beside the pages, under artifacts/.
+
+    Markdown tables are left out: they are embedded in pages (and MkDocs would take them for
+    pages of their own); each one's CSV is published and linked instead.
+    """
+    for device, ds in _load_sets().items():
+        for rel in sorted(ds.manifest["files"]):
+            if rel.endswith(".md"):
+                continue
+            files.append(
+                File.generated(config, f"artifacts/{device}/{rel}", abs_src_path=str(ds.root / rel))
+            )
+    return files
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:  # type: ignore[no-untyped-def]
+    src = page.file.src_uri
+    try:
+        calls = parse_calls(markdown)
+    except PlaceholderError as exc:
+        raise PluginError(f"{src}: {exc}") from exc
+    if not calls:
+        return markdown
+    renderer = Renderer(_load_sets(), page.file.url, config)
+    pieces, last = [], 0
+    for match, call in calls:
+        try:
+            rendered = renderer.render(call)
+        except (PlaceholderError, OSError, ValueError) as exc:
+            raise PluginError(f"{src}: {call.text}: {exc}") from exc
+        pieces += [markdown[last : match.start()], rendered]
+        last = match.end()
+    pieces.append(markdown[last:])
+    body = "".join(pieces)
+    if os.environ.get("STRICT_GPU") == "1":
+        problems = [f"{src}: {t} fell back to the CPU set" for t in renderer.state.fallbacks]
+        problems += [f"{src}: {t} has no CUDA capture" for t in renderer.state.missing_cuda]
+        _strict_problems.extend(problems)
+    box = renderer.provenance()
+    # The box goes right under the page's title.
+    heading = re.search(r"^# .*$", body, re.M)
+    if heading:
+        return body[: heading.end()] + "\n\n" + box + "\n" + body[heading.end() :]
+    return box + "\n" + body
+
+
+def on_post_build(config: dict) -> None:
+    if _strict_problems:
+        raise PluginError(
+            "STRICT_GPU=1: these placeholders have no CUDA artifact:\n  "
+            + "\n  ".join(_strict_problems)
+        )

@@ -1,0 +1,254 @@
+"""Stage 2, derive: traces in, tables / values / figures / manifest out. Same traces, same bytes.
+
+For every variant folder of a device set, opens ``trace.json.gz`` once, runs the step's queries
+and figure-data queries, and writes:
+
+* ``<query>.csv`` and ``<query>.md`` for table queries,
+* ``values.json`` with one object per values query,
+* ``<figure>.svg`` for each figure (its data is the CSV of the query it draws),
+
+then the set's ``MANIFEST.json``. Everything is written inside the staging copy of the set
+(see ``generators.store``), so a bad trace fails the run without touching the live artifacts.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import logging
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from tqdm import tqdm
+
+from generators import figures
+from generators.queries import Query, load_query
+from generators.steps import REPO_ROOT, STEPS, Step
+from generators.store import (
+    CAPTURE_FILE,
+    KEY_AVERAGES_FILE,
+    MANIFEST_FILE,
+    MANIFEST_NOTE,
+    TRACE_FILE,
+    atomic_write_bytes,
+    atomic_write_text,
+    dump_json,
+    read_json,
+    sha256_file,
+    source_hashes,
+)
+from generators.tp import engine_description, open_trace
+from generators.units import format_value
+
+log = logging.getLogger(__name__)
+
+CAPTURED_FILES = (TRACE_FILE, KEY_AVERAGES_FILE, CAPTURE_FILE)
+VALUES_FILE = "values.json"
+SQL_MODULES = REPO_ROOT / "generators" / "sql"
+
+
+class DeriveError(RuntimeError):
+    """Deriving failed; the message names the trace or query that caused it."""
+
+
+@dataclass(frozen=True)
+class Rows:
+    columns: list[str]
+    rows: list[dict[str, object]]
+
+
+def _plain(value: object) -> object:
+    """numpy scalars from the query iterator -> plain Python values (JSON-safe, stable repr)."""
+    return value.item() if hasattr(value, "item") else value
+
+
+def run_query(tp: object, query: Query) -> Rows:
+    result = tp.query(query.sql)  # type: ignore[attr-defined]
+    columns = list(result.column_names)
+    rows = [{c: _plain(getattr(row, c)) for c in columns} for row in result]
+    return Rows(columns, rows)
+
+
+def to_csv(rows: Rows) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=rows.columns, lineterminator="\n")
+    writer.writeheader()
+    for row in rows.rows:
+        writer.writerow({c: "" if row[c] is None else row[c] for c in rows.columns})
+    return buffer.getvalue()
+
+
+def _md_cell(text: str) -> str:
+    # Kernel names carry <, >, & and |: escape for HTML, and keep | from splitting the cell.
+    return html.escape(text, quote=False).replace("|", "&#124;").replace("\n", " ")
+
+
+def to_markdown(rows: Rows, query: Query) -> str:
+    """A Markdown table with readable headers and formatted values (units from column names)."""
+    titles = [query.column_titles.get(c, c.replace("_", " ")) for c in rows.columns]
+    numeric = [
+        all(isinstance(r[c], int | float) or r[c] is None for r in rows.rows) for c in rows.columns
+    ]
+    lines = [
+        "| " + " | ".join(_md_cell(t) for t in titles) + " |",
+        "| " + " | ".join("---:" if n else "---" for n in numeric) + " |",
+    ]
+    for row in rows.rows:
+        cells = [_md_cell(format_value(row[c], c)) for c in rows.columns]
+        lines.append("| " + " | ".join(cells) + " |")
+    if not rows.rows:
+        lines.append("| " + " | ".join("–" for _ in rows.columns) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def derive_sources(step: Step) -> list[Path]:
+    """The files whose content decides the derived artifacts of ``step``."""
+    gen = REPO_ROOT / "generators"
+    paths = [gen / "derive.py", gen / "units.py", *sorted(SQL_MODULES.glob("*.sql"))]
+    paths += [load_query(q).path for q in _queries_of(step)]
+    paths += [gen / "figures" / "__init__.py"]
+    paths += [gen / "figures" / f"{f.name}.py" for f in step.figures]
+    return paths
+
+
+def _queries_of(step: Step) -> list[str]:
+    names = list(step.queries)
+    for fig in step.figures:
+        if fig.data not in names:
+            names.append(fig.data)
+    return names
+
+
+def derive_variant(step: Step, variant_dir: Path, device: str) -> list[Path]:
+    """Derive every output of one captured variant; returns the files written."""
+    trace = variant_dir / TRACE_FILE
+    capture = read_json(variant_dir / CAPTURE_FILE)
+    queries = [load_query(name) for name in _queries_of(step)]
+    written: list[Path] = []
+    values: dict[str, dict[str, object]] = {}
+    results: dict[str, Rows] = {}
+    with open_trace(trace) as tp:
+        for query in queries:
+            try:
+                results[query.name] = run_query(tp, query)
+            except Exception as exc:  # the engine's message is the useful part
+                raise DeriveError(f"{query.path.name} failed on {trace}: {exc}") from exc
+    for query in queries:
+        rows = results[query.name]
+        if query.output == "values":
+            if len(rows.rows) != 1:
+                raise DeriveError(
+                    f"{query.path.name} must return exactly one row on {trace}, "
+                    f"got {len(rows.rows)}"
+                )
+            values[query.name] = rows.rows[0]
+            continue
+        for suffix, text in ((".csv", to_csv(rows)), (".md", to_markdown(rows, query))):
+            path = variant_dir / f"{query.name}{suffix}"
+            atomic_write_text(path, text)
+            written.append(path)
+    if values:
+        path = variant_dir / VALUES_FILE
+        atomic_write_text(path, dump_json(values))
+        written.append(path)
+    for fig in step.figures:
+        if variant_dir.name not in fig.variants:
+            continue
+        context = figures.FigureContext(
+            step=step.slug,
+            step_title=step.title,
+            variant=variant_dir.name,
+            device=device,
+            environment=capture.get("environment", {}),
+        )
+        svg = figures.render_svg(fig.name, results[fig.data].rows, context)
+        path = variant_dir / f"{fig.name}.svg"
+        atomic_write_bytes(path, svg)
+        written.append(path)
+    return written
+
+
+def _clean_derived(variant_dir: Path) -> None:
+    for path in variant_dir.iterdir():
+        if path.name not in CAPTURED_FILES:
+            if path.is_dir():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+
+
+def derive_set(stage: Path, device: str) -> dict:
+    """Re-derive every captured variant in ``stage`` and write its manifest; returns it."""
+    jobs: list[tuple[Step, Path]] = []
+    for step_dir in sorted(p for p in stage.iterdir() if p.is_dir()):
+        known = {s.slug: s for s in STEPS}
+        if step_dir.name not in known:
+            log.warning("dropping %s: no step %r in the registry", step_dir, step_dir.name)
+            shutil.rmtree(step_dir)
+            continue
+        step = known[step_dir.name]
+        variant_names = {v.name for v in step.variants}
+        for variant_dir in sorted(p for p in step_dir.iterdir() if p.is_dir()):
+            if variant_dir.name not in variant_names:
+                log.warning("dropping %s: %s has no variant of that name", variant_dir, step.slug)
+                shutil.rmtree(variant_dir)
+                continue
+            missing = [f for f in CAPTURED_FILES if not (variant_dir / f).exists()]
+            if missing:
+                raise DeriveError(f"{variant_dir} is missing {', '.join(missing)}: recapture it")
+            jobs.append((step, variant_dir))
+    with tqdm(jobs, desc=f"derive ({device})", unit="trace", file=sys.stderr) as bar:
+        for step, variant_dir in bar:
+            bar.set_postfix_str(f"{step.slug}/{variant_dir.name}")
+            _clean_derived(variant_dir)
+            derive_variant(step, variant_dir, device)
+    manifest = build_manifest(stage, device, jobs)
+    atomic_write_text(stage / MANIFEST_FILE, dump_json(manifest))
+    return manifest
+
+
+def build_manifest(stage: Path, device: str, jobs: list[tuple[Step, Path]]) -> dict:
+    files: dict[str, dict[str, object]] = {}
+    variants: dict[str, dict[str, object]] = {}
+    for step, variant_dir in jobs:
+        capture = read_json(variant_dir / CAPTURE_FILE)
+        derived_sources = source_hashes(derive_sources(step))
+        variants.setdefault(step.slug, {})[variant_dir.name] = {
+            key: capture.get(key)
+            for key in ("captured_at", "environment", "schedule", "settings", "command")
+        }
+        for path in sorted(variant_dir.iterdir()):
+            kind = _kind_of(path.name)
+            files[path.relative_to(stage).as_posix()] = {
+                "sha256": sha256_file(path),
+                "step": step.slug,
+                "variant": variant_dir.name,
+                "kind": kind,
+                "sources": capture.get("sources", {})
+                if path.name in CAPTURED_FILES
+                else derived_sources,
+            }
+    return {
+        "note": MANIFEST_NOTE,
+        "device_set": device,
+        "trace_processor": engine_description(),
+        "variants": variants,
+        "files": files,
+    }
+
+
+def _kind_of(name: str) -> str:
+    kinds = {
+        TRACE_FILE: "trace",
+        KEY_AVERAGES_FILE: "profiler-table",
+        CAPTURE_FILE: "capture-record",
+        VALUES_FILE: "values",
+    }
+    if name in kinds:
+        return kinds[name]
+    return {".csv": "table-csv", ".md": "table-markdown", ".svg": "figure"}.get(
+        Path(name).suffix, "other"
+    )

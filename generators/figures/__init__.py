@@ -1,0 +1,89 @@
+"""Figures: one module per figure, each a function from query rows to a matplotlib Figure.
+
+``generators/figures/<name>.py`` defines ``draw(rows, context) -> Figure``. This package renders
+it to SVG with settings that make the bytes depend only on the data: a fixed hash salt for
+element ids, no date or creator metadata, text kept as text (``svg.fonttype = none``, so no font
+outlines from whatever fonts a machine has) and the DejaVu Sans metrics that ship with matplotlib.
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+import re
+from dataclasses import dataclass, field
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
+
+STYLE = {
+    "svg.hashsalt": "profiling-guide",
+    "svg.fonttype": "none",
+    "font.family": "DejaVu Sans",
+    "font.size": 9,
+    "axes.titlesize": 11,
+    "text.usetex": False,
+    "figure.facecolor": "white",
+    "axes.facecolor": "white",
+    "savefig.facecolor": "white",
+}
+
+#: One colour per Kineto category, shared by every figure (colour-blind-safe Okabe-Ito palette).
+CATEGORY_COLORS = {
+    "user_annotation": "#999999",
+    "cpu_op": "#56B4E9",
+    "cuda_runtime": "#E69F00",
+    "cuda_driver": "#D55E00",
+    "kernel": "#009E73",
+    "gpu_memcpy": "#CC79A7",
+    "gpu_memset": "#F0E442",
+}
+OTHER_COLOR = "#BBBBBB"
+
+
+@dataclass(frozen=True)
+class FigureContext:
+    step: str
+    step_title: str
+    variant: str
+    device: str
+    environment: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def hardware(self) -> str:
+        env = self.environment
+        return str(env.get("gpu") or env.get("cpu_model") or self.device)
+
+
+def plain_text(text: str) -> str:
+    """Text safe for matplotlib: '$' would start mathtext in a kernel or operator name."""
+    return text.replace("$", r"\$")
+
+
+def short_kernel_name(name: str, limit: int = 40) -> str:
+    """A readable label for a long C++ kernel name: drop template arguments and parameters."""
+    simplified = name.removeprefix("void ")
+    # Collapse balanced <...> and (...) groups from the inside out.
+    previous = None
+    while previous != simplified:
+        previous = simplified
+        simplified = re.sub(r"<[^<>]*>", "\x00", simplified)
+        simplified = re.sub(r"\([^()]*\)", "", simplified)
+    simplified = re.sub("\x00+", "<…>", simplified)
+    if len(simplified) > limit:
+        simplified = simplified[: limit - 1] + "…"
+    return simplified
+
+
+def render_svg(name: str, rows: list[dict[str, object]], context: FigureContext) -> bytes:
+    module = importlib.import_module(f"generators.figures.{name}")
+    with plt.rc_context(STYLE):
+        fig: Figure = module.draw(rows, context)
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
+        plt.close(fig)
+    return buffer.getvalue()

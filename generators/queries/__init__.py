@@ -1,0 +1,68 @@
+"""Questions asked of a trace: one PerfettoSQL file each, with a small header.
+
+Each ``<name>.sql`` file starts with comment lines, then ``INCLUDE`` statements for our SQL
+modules (``generators/sql``), then exactly one ``SELECT``::
+
+    -- What does each operator cost on the CPU over the profiled steps?
+    -- output: table            (table: CSV + Markdown; values: one row -> values.json)
+    -- columns: name=Operator, calls=Calls, self_ns=Self time   (optional Markdown headers)
+    INCLUDE PERFETTO MODULE guide.kineto;
+    SELECT ...
+
+The first comment line is the question; it is the table's caption on the page.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+QUERIES_DIR = Path(__file__).resolve().parent
+OUTPUTS = ("table", "values")
+_HEADER = re.compile(r"^--\s*(?P<key>[a-z_]+):\s*(?P<value>.*)$")
+
+
+class QueryFileError(ValueError):
+    """A query file that does not follow the format above."""
+
+
+@dataclass(frozen=True)
+class Query:
+    name: str
+    path: Path
+    question: str
+    output: str
+    column_titles: dict[str, str]
+    sql: str
+
+
+def load_query(name: str) -> Query:
+    path = QUERIES_DIR / f"{name}.sql"
+    if not path.exists():
+        known = ", ".join(sorted(p.stem for p in QUERIES_DIR.glob("*.sql")))
+        raise QueryFileError(f"no query file {path.name} in generators/queries (known: {known})")
+    text = path.read_text()
+    lines = text.splitlines()
+    if not lines or not lines[0].startswith("-- "):
+        raise QueryFileError(f"{path.name}: the first line must be a '-- question' comment")
+    question = lines[0][3:].strip()
+    fields: dict[str, str] = {}
+    for line in lines[1:]:
+        if not line.startswith("--"):
+            break
+        match = _HEADER.match(line)
+        if match:
+            fields[match["key"]] = match["value"].strip()
+    output = fields.get("output", "")
+    if output not in OUTPUTS:
+        raise QueryFileError(f"{path.name}: '-- output:' must be one of {', '.join(OUTPUTS)}")
+    titles: dict[str, str] = {}
+    if fields.get("columns"):
+        for pair in fields["columns"].split(","):
+            column, _, title = pair.partition("=")
+            titles[column.strip()] = title.strip()
+    body = "\n".join(line for line in lines if not line.startswith("--"))
+    if not re.search(r"\bSELECT\b", body, re.I):
+        raise QueryFileError(f"{path.name}: no SELECT statement")
+    return Query(name, path, question, output, titles, text)

@@ -1,0 +1,23 @@
+-- How long is a profiled step, and how busy is the GPU during it?
+-- output: values
+INCLUDE PERFETTO MODULE guide.kineto;
+
+WITH
+  step AS (SELECT * FROM guide_kineto_profiler_step),
+  first_step AS (SELECT * FROM step ORDER BY step LIMIT 1),
+  kernel AS (SELECT * FROM guide_kineto_gpu_activity WHERE category = 'kernel')
+SELECT
+  (SELECT COUNT(*) FROM step) AS steps,
+  (SELECT MIN(step) FROM step) AS first_step,
+  (SELECT SUM(dur) FROM step) AS steps_total_ns,
+  (SELECT MIN(dur) FROM step) AS step_min_ns,
+  (SELECT MAX(dur) FROM step) AS step_max_ns,
+  (SELECT COUNT(*) FROM guide_kineto_slice WHERE category = 'cpu_op') AS cpu_ops,
+  (SELECT COUNT(*) FROM guide_kineto_runtime_call) AS runtime_calls,
+  (SELECT COUNT(*) FROM kernel) AS kernels,
+  (SELECT COALESCE(SUM(dur), 0) FROM kernel) AS kernel_total_ns,
+  -- Kernels on one stream never overlap, so their summed time is the GPU's busy time there.
+  100.0 * (SELECT COALESCE(SUM(dur), 0) FROM kernel) / (SELECT SUM(dur) FROM step)
+    AS gpu_busy_pct,
+  (SELECT ts FROM first_step) / 1e9 AS first_step_start_s,
+  (SELECT ts + dur FROM first_step) / 1e9 AS first_step_end_s;

@@ -1,0 +1,123 @@
+-- Kineto (torch.profiler) traces as Perfetto's JSON importer lays them out.
+--
+-- Every Kineto event becomes a slice on a thread track: CPU threads keep their pid/tid, GPU
+-- streams appear as pid = device index, tid = stream id. The event's `cat` becomes
+-- `slice.category`; its `args` land in the `args` table under `args.<key>`.
+
+-- Every slice with its Kineto category and the thread or GPU stream it ran on.
+CREATE PERFETTO VIEW guide_kineto_slice(
+  -- Slice id.
+  id LONG,
+  -- Start timestamp (ns).
+  ts TIMESTAMP,
+  -- Duration (ns).
+  dur DURATION,
+  -- Event name (operator, runtime call, kernel or annotation).
+  name STRING,
+  -- Kineto category: cpu_op, user_annotation, cuda_runtime, cuda_driver, kernel, gpu_memcpy...
+  category STRING,
+  -- Nesting depth on its track (0 = outermost).
+  depth LONG,
+  -- Enclosing slice on the same track, if any.
+  parent_id LONG,
+  -- Track the slice is on.
+  track_id LONG,
+  -- Argument set of the event (`args.*` keys).
+  arg_set_id LONG,
+  -- Thread id in the trace (the stream id for GPU activity).
+  tid LONG,
+  -- Process id in the trace (the device index for GPU activity).
+  pid LONG,
+  -- Thread name as the trace names it.
+  thread_name STRING
+) AS
+SELECT
+  s.id,
+  s.ts,
+  s.dur,
+  s.name,
+  s.category,
+  s.depth,
+  s.parent_id,
+  s.track_id,
+  s.arg_set_id,
+  t.tid,
+  p.pid,
+  t.name AS thread_name
+FROM slice AS s
+JOIN thread_track AS tt ON s.track_id = tt.id
+JOIN thread AS t USING (utid)
+LEFT JOIN process AS p USING (upid);
+
+-- Work that ran on a GPU: kernels, memory copies and memory sets.
+CREATE PERFETTO VIEW guide_kineto_gpu_activity(
+  -- Slice id.
+  id LONG,
+  -- Start timestamp (ns).
+  ts TIMESTAMP,
+  -- Duration (ns).
+  dur DURATION,
+  -- Kernel or copy name.
+  name STRING,
+  -- kernel, gpu_memcpy or gpu_memset.
+  category STRING,
+  -- Device index.
+  device LONG,
+  -- Stream id.
+  stream LONG,
+  -- Argument set (grid, block, registers per thread, ...).
+  arg_set_id LONG
+) AS
+SELECT id, ts, dur, name, category, pid AS device, tid AS stream, arg_set_id
+FROM guide_kineto_slice
+WHERE category IN ('kernel', 'gpu_memcpy', 'gpu_memset');
+
+-- CPU-side calls into the CUDA runtime or driver (launches, synchronisations, occupancy queries).
+CREATE PERFETTO VIEW guide_kineto_runtime_call(
+  -- Slice id.
+  id LONG,
+  -- Start timestamp (ns).
+  ts TIMESTAMP,
+  -- Duration (ns).
+  dur DURATION,
+  -- API name, e.g. cudaLaunchKernel or cuLaunchKernelEx.
+  name STRING,
+  -- cuda_runtime or cuda_driver.
+  category STRING,
+  -- Enclosing slice on the CPU thread (usually the aten:: operator that made the call).
+  parent_id LONG
+) AS
+SELECT id, ts, dur, name, category, parent_id
+FROM guide_kineto_slice
+WHERE category IN ('cuda_runtime', 'cuda_driver');
+
+-- One row per profiled step (`ProfilerStep#N` annotations).
+CREATE PERFETTO VIEW guide_kineto_profiler_step(
+  -- Slice id of the step annotation.
+  id LONG,
+  -- Step number N as torch.profiler counts it.
+  step LONG,
+  -- Start timestamp (ns).
+  ts TIMESTAMP,
+  -- Duration (ns).
+  dur DURATION,
+  -- Track of the CPU thread that ran the step.
+  track_id LONG
+) AS
+SELECT id, CAST(substr(name, length('ProfilerStep#') + 1) AS INT) AS step, ts, dur, track_id
+FROM guide_kineto_slice
+WHERE name GLOB 'ProfilerStep#*';
+
+-- CPU launch -> GPU activity links, from the trace's `ac2g` flow events.
+CREATE PERFETTO VIEW guide_kineto_launch_link(
+  -- Slice id of the runtime or driver call.
+  launch_id LONG,
+  -- Slice id of the kernel, copy or set it started.
+  gpu_id LONG,
+  -- Time from the launch call's start to the GPU activity's start (ns).
+  launch_to_start_ns LONG
+) AS
+SELECT r.id AS launch_id, g.id AS gpu_id, g.ts - r.ts AS launch_to_start_ns
+FROM flow AS f
+JOIN guide_kineto_runtime_call AS r ON f.slice_out = r.id
+JOIN guide_kineto_gpu_activity AS g ON f.slice_in = g.id;

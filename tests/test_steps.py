@@ -1,0 +1,56 @@
+"""The registry is the join key of the whole pipeline: everything it names must exist."""
+
+import importlib
+
+import pytest
+
+from generators.figures import short_kernel_name
+from generators.queries import QUERIES_DIR, load_query
+from generators.steps import STEPS, UnknownStepError, get_step, select_steps
+
+REPO = QUERIES_DIR.parents[1]
+
+
+@pytest.mark.parametrize("step", STEPS, ids=lambda s: s.slug)
+def test_step_sources_exist(step) -> None:
+    assert step.workload_path.exists(), step.workload_path
+    assert (REPO / "docs" / step.page).exists(), step.page
+    names = [v.name for v in step.variants]
+    assert len(names) == len(set(names)), f"duplicate variant names in {step.slug}"
+    for query in step.queries:
+        assert load_query(query).question
+    for figure in step.figures:
+        module = importlib.import_module(f"generators.figures.{figure.name}")
+        assert callable(module.draw)
+        assert set(figure.variants) <= set(names)
+
+
+def test_every_query_file_is_valid_and_used() -> None:
+    used = {q for s in STEPS for q in (*s.queries, *(f.data for f in s.figures))}
+    for path in QUERIES_DIR.glob("*.sql"):
+        load_query(path.stem)
+        assert path.stem in used, f"{path.name} is not used by any step"
+
+
+def test_unknown_step_is_named() -> None:
+    with pytest.raises(UnknownStepError, match="unknown step 'nope'; known steps: matmul_add"):
+        get_step("nope")
+    with pytest.raises(UnknownStepError, match="has no variant 'huge'"):
+        get_step("matmul_add").variant("huge")
+    assert select_steps(None) == STEPS
+
+
+def test_cuda_only_variants_have_no_cpu_args() -> None:
+    for step in STEPS:
+        for variant in step.variants:
+            assert (variant.args_for("cpu") is None) == variant.needs_cuda
+            assert variant.args_for("cuda") is not None
+
+
+def test_short_kernel_name_drops_templates() -> None:
+    name = (
+        "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, "
+        "at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, "
+        "at::detail::Array<char*, 3>)"
+    )
+    assert short_kernel_name(name, limit=80) == "at::native::vectorized_elementwise_kernel<…>"

@@ -1,0 +1,38 @@
+"""Units come from column names; every shown number goes through one formatter."""
+
+import pytest
+
+from generators.units import format_value, strip_unit, unit_of
+
+
+@pytest.mark.parametrize(
+    ("value", "column", "expected"),
+    [
+        (512, "dur_ns", "512 ns"),
+        (1234, "dur_ns", "1.23 µs"),
+        (45_600, "self_ns", "45.6 µs"),
+        (999_499, "x_ns", "999 µs"),
+        (2_500_000, "x_ns", "2.50 ms"),
+        (3.2e9, "x_ns", "3.20 s"),
+        (0.0015, "window_s", "1.50 ms"),
+        (1536, "size_bytes", "1.50 KiB"),
+        (3 * (1 << 30), "size_bytes", "3.00 GiB"),
+        (100, "size_bytes", "100 B"),
+        (12.345, "gpu_busy_pct", "12.3 %"),
+        (0, "gpu_busy_pct", "0 %"),
+        (312.0, "achieved_tflops", "312 TFLOP/s"),
+        (4350, "kernels", "4,350"),
+        (2.5, "ratio", "2.50"),
+        (None, "dur_ns", "–"),
+        ("aten::mm", "name", "aten::mm"),
+    ],
+)
+def test_format_value(value: object, column: str, expected: str) -> None:
+    assert format_value(value, column) == expected
+
+
+def test_unit_suffixes() -> None:
+    assert unit_of("first_step_start_s") == "s"
+    assert unit_of("calls") is None
+    assert strip_unit("self_ns") == "self"
+    assert strip_unit("name") == "name"
