@@ -87,7 +87,18 @@ class Step:
         return tuple(v for v in self.variants if v.args_for(device) is not None)
 
 
-STEPS: tuple[Step, ...] = (
+_REGISTRY: list[Step] = []
+
+
+def register(step: Step) -> Step:
+    if any(s.slug == step.slug for s in _REGISTRY):
+        raise ValueError(f"step {step.slug!r} is registered twice")
+    _REGISTRY.append(step)
+    return step
+
+
+# ---- Part 1: a matmul and a bias add ------------------------------------------------------------
+register(
     Step(
         slug="matmul_add",
         title="A matmul and a bias add",
@@ -101,8 +112,19 @@ STEPS: tuple[Step, ...] = (
         ),
         queries=("ops", "step_summary", "steps", "timeline"),
         figures=(Figure(name="timeline", data="timeline", variants=("small_cold",)),),
-    ),
+    )
 )
+
+# ---- Part 2: nn.Linear and a fused MLP (steps linear, mlp) --------------------------------------
+# (part 2 steps)
+
+# ---- Part 3: attention (step attention) ---------------------------------------------------------
+# (part 3 steps)
+
+# ---- Part 4: a small LLM generating tokens (step llm) -------------------------------------------
+# (part 4 steps)
+
+STEPS: tuple[Step, ...] = tuple(_REGISTRY)
 
 
 def get_step(slug: str) -> Step:

@@ -10,6 +10,7 @@ An interrupted or failed run therefore leaves the previous set and its manifest 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import logging
@@ -97,6 +98,15 @@ def staged_device_set(
     are not regenerated stay as they are; without it the staging folder starts empty.
     """
     root.mkdir(parents=True, exist_ok=True)
+    # One writer per device set at a time: a second run waits instead of losing the first's work.
+    with (root / f".lock-{device}").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        with _staged(device, root, keep) as stage:
+            yield stage
+
+
+@contextlib.contextmanager
+def _staged(device: str, root: Path, keep: bool) -> Iterator[Path]:
     recover_interrupted_swap(root, device)
     live = root / device
     stage = root / f".staging-{device}"

@@ -24,7 +24,7 @@ import gzip
 import json
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -274,3 +274,81 @@ def _exact_span(e: Event) -> tuple[int, int]:
 def dropped_by_cat(overlaps: Iterable[Overlap]) -> Counter[str]:
     """Number of dropped events per category."""
     return Counter(o.cat for o in overlaps)
+
+
+@dataclass(frozen=True)
+class FlowLink:
+    """A flow as the importer links it: from the slice ``out`` to the slice ``into``."""
+
+    flow_id: str
+    out: Event
+    into: Event
+
+
+def predict_flow_links(
+    events: Sequence[Event],
+    cat: str = LAUNCH_FLOW_CATEGORY,
+    overlaps: Iterable[Overlap] | None = None,
+) -> list[FlowLink]:
+    """The flows of category ``cat`` the JSON importer ends up linking, and between which slices.
+
+    Replays the importer: every event in time order (at equal times a slice
+    before a flow event, a longer slice before a shorter one) with importer
+    timestamps; the events it drops (``overlaps``, found when not given) are
+    not slices. A flow start (``s``) binds to the innermost slice open on its
+    track; a flow end (``f``) with ``"bp": "e"`` to the innermost slice open on
+    its track, otherwise to the next slice that begins on its track. A slice
+    open at ``t`` is one with ``start <= t <= end``. An end with no earlier
+    start, or an end point with no slice, makes no link. The link goes from
+    the earlier-starting slice to the later one. (Checked against every
+    reference trace, per pair of slice categories.)
+    """
+    if overlaps is None:
+        overlaps = find_partial_overlaps(events)
+    dropped = {id(o.event) for o in overlaps}
+    items: list[tuple[int, int, int, int, str, Event, int]] = []
+    for order, e in enumerate(events):
+        ph = e.get("ph")
+        if "ts" not in e:
+            continue
+        if ph == "X" and id(e) not in dropped:
+            start = perfetto_ns(e["ts"])
+            end = start + perfetto_ns(e.get("dur", 0))
+            items.append((start, 0, start - end, order, "X", e, end))
+        elif ph in ("s", "f") and e.get("cat") == cat:
+            items.append((perfetto_ns(e["ts"]), 1, 0, order, str(ph), e, 0))
+    items.sort(key=lambda t: t[:4])
+
+    stacks: dict[tuple[str, str], list[tuple[Event, int]]] = defaultdict(list)
+    waiting_next: dict[tuple[str, str], list[str]] = defaultdict(list)
+    started: dict[str, Event] = {}
+    links: list[FlowLink] = []
+
+    def link(fid: str, a: Event, b: Event) -> None:
+        first, second = (a, b) if perfetto_ns(b["ts"]) >= perfetto_ns(a["ts"]) else (b, a)
+        links.append(FlowLink(fid, first, second))
+
+    for ts, _, _, _, kind, e, end in items:
+        track = (str(e.get("pid")), str(e.get("tid")))
+        stack = stacks[track]
+        while stack and stack[-1][1] < ts:
+            stack.pop()
+        if kind == "X":
+            for fid in waiting_next.pop(track, []):
+                if fid in started:
+                    link(fid, started.pop(fid), e)
+            stack.append((e, end))
+            continue
+        fid = str(e.get("id"))
+        top = stack[-1][0] if stack else None
+        if kind == "s":
+            if top is not None:
+                started[fid] = top
+        elif fid in started:
+            if e.get("bp") == "e":
+                begun = started.pop(fid)
+                if top is not None:
+                    link(fid, begun, top)
+            else:
+                waiting_next[track].append(fid)
+    return links

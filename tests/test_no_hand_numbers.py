@@ -39,7 +39,9 @@ def find_measurements(markdown: str) -> list[str]:
 
 
 def test_detector_catches_typed_numbers() -> None:
-    sample = "The kernel took 12.5 µs, 3 ms or 40% of 2 GiB.\n```\n99 ms in code\n```\n{{ value(1) }}"
+    sample = (
+        "The kernel took 12.5 µs, 3 ms or 40% of 2 GiB.\n```\n99 ms in code\n```\n{{ value(1) }}"
+    )
     assert find_measurements(sample) == ["12.5 µs", "3 ms", "40%", "2 GiB"]
 
 

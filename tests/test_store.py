@@ -28,7 +28,7 @@ def test_failure_leaves_live_set_untouched(tmp_path: Path) -> None:
         raise RuntimeError("capture failed halfway")
     assert (live / "trace.json.gz").read_text() == "old trace"
     assert (tmp_path / "cpu" / "MANIFEST.json").read_text() == "old manifest"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["cpu"]
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".lock")) == ["cpu"]
 
 
 def test_success_swaps_in_the_new_set(tmp_path: Path) -> None:
@@ -39,7 +39,7 @@ def test_success_swaps_in_the_new_set(tmp_path: Path) -> None:
         atomic_write_text(stage / "MANIFEST.json", "new manifest")
     assert (tmp_path / "cpu" / "MANIFEST.json").read_text() == "new manifest"
     assert (tmp_path / "cpu" / "step" / "v" / "trace.json.gz").read_text() == "old trace"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["cpu"]
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".lock")) == ["cpu"]
 
 
 def test_interrupted_swap_is_recovered(tmp_path: Path) -> None:

@@ -235,7 +235,7 @@ class Renderer:
         return (
             '\n<figure class="pg-figure">\n'
             f'<img src="{html.escape(self.url(ds.device, f"{base}/{svg.name}"))}" '
-            f'alt="{html.escape(str(alt))}" loading="lazy">\n'
+            f'alt="{html.escape(str(alt))}">\n'
             f'<figcaption>{caption} <span class="pg-source">{DEVICE_LABEL[ds.device]} · '
             f'<a href="{html.escape(self.url(ds.device, f"{base}/{data.name}"))}">data (CSV)</a>'
             "</span></figcaption>\n</figure>\n"

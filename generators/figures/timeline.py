@@ -126,11 +126,11 @@ def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
     present = sorted({str(r["category"]) for r in rows})
     ax.legend(
         handles=[Patch(color=CATEGORY_COLORS.get(c, OTHER_COLOR), label=c) for c in present],
-        loc="lower right",
+        loc="upper center",
         fontsize=7,
         frameon=False,
         ncols=len(present),
-        bbox_to_anchor=(1.0, 1.0),
+        bbox_to_anchor=(0.5, -0.22),
     )
     fig.tight_layout()
     return fig

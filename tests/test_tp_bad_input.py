@@ -1,0 +1,240 @@
+"""Bad input fails at open time with a message naming the file, and leaves no engine behind."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from generators import tp_engine
+from generators.tp import TraceOpenError, close_engines, engine_description, open_trace
+from tests.conftest import REFERENCE_TRACES, REPO
+
+SMALL = REFERENCE_TRACES / "a100-simple-add.json.gz"
+BIG = REFERENCE_TRACES / "v100-resnet-train.json.gz"
+
+
+def _children() -> set[int]:
+    """Pids of this process's live (non-zombie) children."""
+    me = os.getpid()
+    out = set()
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if int(fields[1]) == me and fields[0] != "Z":
+            out.add(int(d.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.fixture
+def no_leftover_engines():
+    """Checks that the test starts no engine process that outlives it."""
+    close_engines()
+    before = _children()
+    yield
+    assert _children() - before == set(), "an engine process was left behind"
+
+
+@pytest.fixture(scope="module")
+def raw_json() -> bytes:
+    return gzip.decompress(SMALL.read_bytes())
+
+
+def _expect_open_error(path: Path, match: str, **kwargs) -> TraceOpenError:
+    with pytest.raises(TraceOpenError, match=match) as err:
+        with open_trace(path, engine="wasm", **kwargs):
+            pytest.fail("open_trace should have failed")
+    assert str(path) in str(err.value)
+    return err.value
+
+
+def test_missing_file(tmp_path, no_leftover_engines):
+    _expect_open_error(tmp_path / "nope.json.gz", "no such file")
+
+
+def test_directory(tmp_path, no_leftover_engines):
+    _expect_open_error(tmp_path, "not a regular file")
+
+
+def test_empty_file(tmp_path, no_leftover_engines):
+    p = tmp_path / "empty.json"
+    p.write_bytes(b"")
+    _expect_open_error(p, "empty")
+
+
+def test_truncated_json(tmp_path, raw_json, no_leftover_engines):
+    p = tmp_path / "truncated.json"
+    p.write_bytes(raw_json[: len(raw_json) // 2])
+    _expect_open_error(p, "truncated|could not be read to the end")
+
+
+def test_truncated_gzip(tmp_path, raw_json, no_leftover_engines):
+    p = tmp_path / "truncated.json.gz"
+    p.write_bytes(gzip.compress(raw_json)[:6000])
+    _expect_open_error(p, "truncated|could not be read to the end")
+
+
+def test_gzip_that_fails_to_inflate(tmp_path, no_leftover_engines):
+    p = tmp_path / "corrupt.json.gz"
+    p.write_bytes(b"\x1f\x8b\x08\x00" + b"\xff" * 4000)
+    _expect_open_error(p, "cannot be inflated")
+
+
+def test_not_a_trace(tmp_path, no_leftover_engines):
+    p = tmp_path / "notes.txt"
+    p.write_text("these are some notes, not a trace\n" * 20)
+    _expect_open_error(p, "not a trace")
+
+
+def test_binary_not_a_trace(tmp_path, no_leftover_engines):
+    p = tmp_path / "image.png"
+    p.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8)
+    _expect_open_error(p, "not a trace")
+
+
+def test_trace_with_no_events(tmp_path, no_leftover_engines):
+    p = tmp_path / "none.json"
+    p.write_text(json.dumps({"traceEvents": [], "schemaVersion": 1}))
+    _expect_open_error(p, "no events")
+    with open_trace(p, engine="wasm", allow_empty=True, reuse=False) as tp:
+        assert next(iter(tp.query("SELECT COUNT(*) AS n FROM slice"))).n == 0
+
+
+def test_trace_too_large_for_the_engine(no_leftover_engines):
+    # A heap cap just above what the engine needs to start, below what this
+    # trace needs: the same failure as a multi-GB trace, without making one.
+    err = _expect_open_error(BIG, "too large", max_memory_mb=80)
+    assert "out of memory" in str(err)
+
+
+def test_engine_killed_after_exception_in_body(no_leftover_engines):
+    with pytest.raises(ZeroDivisionError), open_trace(SMALL, engine="wasm") as tp:
+        pid = tp.engine.pid
+        assert _alive(pid)
+        _ = 1 / 0
+    assert not _alive(pid)
+
+
+def test_no_engine_left_after_ctrl_c(tmp_path):
+    script = textwrap.dedent(
+        f"""
+        import sys, time
+        from pathlib import Path
+        from generators.tp import open_trace
+        with open_trace(Path({str(SMALL)!r}), engine="wasm") as tp:
+            print(tp.engine.pid, flush=True)
+            time.sleep(60)
+        """
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line.strip().isdigit(), proc.stderr.read() if proc.stderr else line
+    engine_pid = int(line)
+    assert _alive(engine_pid)
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=30)
+    assert b"KeyboardInterrupt" in (proc.stderr.read() if proc.stderr else b"")
+    deadline = time.monotonic() + 5
+    while _alive(engine_pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(engine_pid)
+
+
+def test_no_engine_left_when_python_is_killed():
+    script = textwrap.dedent(
+        f"""
+        import time
+        from pathlib import Path
+        from generators.tp import open_trace
+        with open_trace(Path({str(SMALL)!r}), engine="wasm") as tp:
+            print(tp.engine.pid, flush=True)
+            time.sleep(60)
+        """
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=REPO, stdout=subprocess.PIPE)
+    assert proc.stdout is not None
+    engine_pid = int(proc.stdout.readline())
+    proc.kill()
+    proc.wait(timeout=30)
+    deadline = time.monotonic() + 5
+    while _alive(engine_pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(engine_pid)
+
+
+# --------------------------------------------------------------- native route
+
+
+def test_missing_binary_is_refused(tmp_path, no_leftover_engines):
+    bad = tmp_path / "trace_processor_shell"
+    err = _expect_open_error(SMALL.resolve(), "binary not found", bin_path=str(bad))
+    assert str(bad) in str(err)
+
+
+def test_binary_that_is_not_executable_is_refused(tmp_path, no_leftover_engines):
+    bad = tmp_path / "trace_processor_shell"
+    bad.write_text("#!/bin/sh\necho 'Perfetto v52.0'\n")
+    bad.chmod(0o644)
+    err = _expect_open_error(SMALL, "not executable", bin_path=str(bad))
+    assert str(bad) in str(err)
+
+
+def test_binary_that_is_not_a_trace_processor_is_refused(tmp_path, no_leftover_engines):
+    bad = tmp_path / "trace_processor_shell"
+    bad.write_text("#!/bin/sh\necho 'hello from something else'\n")
+    bad.chmod(0o755)
+    err = _expect_open_error(SMALL, "not a Perfetto trace processor", bin_path=str(bad))
+    assert str(bad) in str(err)
+
+
+def test_bad_binary_from_environment_is_refused(tmp_path, monkeypatch):
+    bad = tmp_path / "tp"
+    monkeypatch.setenv("PROFILING_GUIDE_TP_BIN", str(bad))
+    with pytest.raises(tp_engine.EngineError, match=str(bad)):
+        engine_description()
+    with pytest.raises(TraceOpenError, match=str(bad)):
+        with open_trace(SMALL):
+            pass
+
+
+def test_native_route_runs_a_binary_speaking_the_shell_protocol(tmp_path, no_leftover_engines):
+    # A stand-in for trace_processor_shell: same command line (`--version`,
+    # `-D --http-port N`, `--add-sql-package`), served by the WebAssembly build.
+    shim = tmp_path / "trace_processor_shell"
+    shim.write_text(
+        "#!/bin/sh\n"
+        f"exec {tp_engine.find_node()} {tp_engine.SERVER_JS} "
+        f'--dist {tp_engine.find_wasm_dist()} "$@"\n'
+    )
+    shim.chmod(0o755)
+    desc = engine_description(bin_path=str(shim))
+    assert desc["engine"] == "native"
+    assert desc["version"].startswith("v52.")
+    with open_trace(SMALL, bin_path=str(shim)) as tp:
+        assert tp.engine.kind == "native"
+        n = next(iter(tp.query("SELECT COUNT(*) AS n FROM slice WHERE category = 'kernel'"))).n
+        assert n == 79
