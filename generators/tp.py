@@ -131,15 +131,19 @@ def _wasm_spec() -> EngineSpec:
 def select_engine(bin_path: str | Path | None = None, engine: str | None = None) -> EngineSpec:
     """The engine :func:`open_trace` would run, following the documented order.
 
-    A bad explicit binary (missing, not executable, not a trace processor)
-    raises :class:`TraceOpenError`-free :class:`EngineError` naming it.
+    A ``bin_path`` argument always wins; ``engine`` ("auto", "native", "wasm")
+    or ``PROFILING_GUIDE_TP_ENGINE`` narrows the rest. A bad explicit binary
+    (missing, not executable, not a trace processor) raises
+    :class:`~generators.tp_engine.EngineError` naming it.
     """
-    explicit = bin_path or os.environ.get(ENV_BIN) or None
+    if bin_path:  # named by the caller (or --tp-bin): always wins
+        return _native_spec(Path(bin_path).expanduser().absolute(), "explicit")
     forced = (engine or os.environ.get(ENV_ENGINE) or "auto").lower()
     if forced not in ("auto", "native", "wasm", "wasm-node"):
         raise EngineError(f"unknown engine {forced!r} (expected auto, native or wasm)")
-    if explicit and forced in ("auto", "native"):
-        return _native_spec(Path(explicit).expanduser().absolute(), "explicit")
+    from_env = os.environ.get(ENV_BIN)
+    if from_env and forced in ("auto", "native"):
+        return _native_spec(Path(from_env).expanduser().absolute(), "explicit")
     if forced in ("auto", "native"):
         spec = _cached_or_fetched_native()
         if spec is not None:

@@ -15,7 +15,7 @@ def reference_trace_paths() -> list[Path]:
     paths = sorted(REFERENCE_TRACES.glob("*.json.gz"))
     if not paths:
         pytest.fail(
-            f"no reference traces found in {REFERENCE_TRACES} (expected ../shared/reference-traces/)"
+            f"no reference traces in {REFERENCE_TRACES} (expected ../shared/reference-traces/)"
         )
     return paths
 

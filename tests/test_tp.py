@@ -231,7 +231,8 @@ def test_sql_package_registration():
     with open_trace(path, engine="wasm", sql_packages=[Path(f"{TEST_SQL}@guide_test")]) as tp:
         rows = list(
             tp.query(
-                "INCLUDE PERFETTO MODULE guide_test.kernel_totals; SELECT name, n FROM kernel_totals"
+                "INCLUDE PERFETTO MODULE guide_test.kernel_totals; "
+                "SELECT name, n FROM kernel_totals"
             )
         )
     assert [(r.name, r.n) for r in rows] == [("triton_poi_fused_add_cos_sin_0", 1)]
@@ -253,16 +254,22 @@ def test_default_package_is_guide():
     with open_trace(path, engine="wasm") as tp, pytest.raises(Exception) as err:
         tp.query("INCLUDE PERFETTO MODULE nopkg.x; SELECT 1")
     assert "not found" in str(err.value)
-    with pytest.raises(TraceOpenError, match="SQL package folder not found"):
-        with open_trace(path, engine="wasm", sql_packages=[Path("/nonexistent/sqlpkg")]):
-            pass
+    missing = [Path("/nonexistent/sqlpkg")]
+    with (
+        pytest.raises(TraceOpenError, match="SQL package folder not found"),
+        open_trace(path, engine="wasm", sql_packages=missing),
+    ):
+        pass
 
 
 def test_export_is_refused_with_a_clear_error(tmp_path):
     out = tmp_path / "out.perfetto"
-    with open_trace(REFERENCE_TRACES / "a100-triton-compiled.json.gz", engine="wasm") as tp:
-        with pytest.raises(NotImplementedError, match="export"):
-            tp.export(str(out), "perfetto")
+    path = REFERENCE_TRACES / "a100-triton-compiled.json.gz"
+    with (
+        open_trace(path, engine="wasm") as tp,
+        pytest.raises(NotImplementedError, match="export"),
+    ):
+        tp.export(str(out), "perfetto")
     assert not out.exists()
 
 

@@ -62,9 +62,9 @@ def raw_json() -> bytes:
 
 
 def _expect_open_error(path: Path, match: str, **kwargs) -> TraceOpenError:
-    with pytest.raises(TraceOpenError, match=match) as err:
-        with open_trace(path, engine="wasm", **kwargs):
-            pytest.fail("open_trace should have failed")
+    kwargs.setdefault("engine", "wasm")
+    with pytest.raises(TraceOpenError, match=match) as err, open_trace(path, **kwargs):
+        pytest.fail("open_trace should have failed")
     assert str(path) in str(err.value)
     return err.value
 
@@ -216,9 +216,8 @@ def test_bad_binary_from_environment_is_refused(tmp_path, monkeypatch):
     monkeypatch.setenv("PROFILING_GUIDE_TP_BIN", str(bad))
     with pytest.raises(tp_engine.EngineError, match=str(bad)):
         engine_description()
-    with pytest.raises(TraceOpenError, match=str(bad)):
-        with open_trace(SMALL):
-            pass
+    with pytest.raises(TraceOpenError, match=str(bad)), open_trace(SMALL):
+        pass
 
 
 def test_native_route_runs_a_binary_speaking_the_shell_protocol(tmp_path, no_leftover_engines):
