@@ -17,6 +17,7 @@ import csv
 import html
 import io
 import logging
+import re
 import shutil
 import sys
 from dataclasses import dataclass
@@ -81,8 +82,12 @@ def to_csv(rows: Rows) -> str:
     return buffer.getvalue()
 
 
+_MARKDOWN_SPECIALS = re.compile(r"([\\`*_\[\]~])")
+
+
 def _md_cell(text: str) -> str:
-    # Kernel names carry <, >, & and |: escape for HTML, and keep | from splitting the cell.
+    """Kernel names carry <, >, &, |, * and _: keep every one of them literal text."""
+    text = _MARKDOWN_SPECIALS.sub(r"\\\1", text)  # no emphasis, code spans or links
     return html.escape(text, quote=False).replace("|", "&#124;").replace("\n", " ")
 
 
@@ -114,9 +119,20 @@ def derive_sources(step: Step) -> list[Path]:
     return paths
 
 
-def _queries_of(step: Step) -> list[str]:
-    names = list(step.queries)
-    for fig in step.figures:
+def _queries_of(step: Step, variant: str | None = None) -> list[str]:
+    """Queries to run: the variant's tables and values, then its figures' data.
+
+    Without ``variant``: every query any variant of the step may run (for source hashes).
+    """
+    if variant is None:
+        names = list(step.queries)
+        for v in step.variants:
+            names += [q for q in v.queries or () if q not in names]
+        figures = step.figures
+    else:
+        names = list(step.queries_for(variant))
+        figures = tuple(f for f in step.figures if variant in f.variants)
+    for fig in figures:
         if fig.data not in names:
             names.append(fig.data)
     return names
@@ -126,7 +142,8 @@ def derive_variant(step: Step, variant_dir: Path, device: str) -> list[Path]:
     """Derive every output of one captured variant; returns the files written."""
     trace = variant_dir / TRACE_FILE
     capture = read_json(variant_dir / CAPTURE_FILE)
-    queries = [load_query(name) for name in _queries_of(step)]
+    table_queries = step.queries_for(variant_dir.name)
+    queries = [load_query(name) for name in _queries_of(step, variant_dir.name)]
     written: list[Path] = []
     values: dict[str, dict[str, object]] = {}
     results: dict[str, Rows] = {}
@@ -146,7 +163,10 @@ def derive_variant(step: Step, variant_dir: Path, device: str) -> list[Path]:
                 )
             values[query.name] = rows.rows[0]
             continue
-        for suffix, text in ((".csv", to_csv(rows)), (".md", to_markdown(rows, query))):
+        outputs = [(".csv", to_csv(rows))]
+        if query.name in table_queries:  # figure data only needs its CSV (linked under the figure)
+            outputs.append((".md", to_markdown(rows, query)))
+        for suffix, text in outputs:
             path = variant_dir / f"{query.name}{suffix}"
             atomic_write_text(path, text)
             written.append(path)

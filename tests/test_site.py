@@ -1,0 +1,257 @@
+"""The site build: strict, complete, every artifact used, every reference resolvable."""
+
+from __future__ import annotations
+
+import html
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import markdown
+import pytest
+
+from generators.derive import Rows, to_markdown
+from generators.figures import FigureContext, render_svg
+from generators.queries import load_query
+from generators.store import CAPTURE_FILE, MANIFEST_FILE
+from generators.trace_json import load_events
+
+REPO = Path(__file__).resolve().parents[1]
+DOCS = REPO / "docs"
+ARTIFACTS = REPO / "artifacts"
+REFERENCE_TRACES = REPO.parent / "shared" / "reference-traces"
+
+
+def load_hook():
+    spec = importlib.util.spec_from_file_location("artifacts_hook", DOCS / "hooks" / "artifacts.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the file runs
+    spec.loader.exec_module(module)
+    return module
+
+
+hook = load_hook()
+
+
+def build(dest: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(dest)],
+        cwd=REPO,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1", **env},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    dest = tmp_path_factory.mktemp("site")
+    result = build(dest)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return dest
+
+
+def pages() -> list[Path]:
+    return sorted(p for p in DOCS.rglob("*.md") if "hooks" not in p.parts)
+
+
+def all_calls():
+    for page in pages():
+        for _, call in hook.parse_calls(page.read_text()):
+            yield page.relative_to(DOCS).as_posix(), call
+
+
+def test_site_builds_strict_and_first_page_has_data(site: Path) -> None:
+    page = (site / "part-1" / "01-first-trace" / "index.html").read_text()
+    assert "Where these numbers come from" in page
+    assert "<table>" in page
+    assert 'class="pg-figure"' in page
+    assert 'class="pg-perfetto"' in page
+    text = re.sub(r"<[^>]+>", "", page)
+    assert "def matmul_add" in text, "the workload snippet was not included"
+    assert "{{" not in page, "an unfilled placeholder reached the page"
+    assert (site / "artifacts" / "cpu" / "matmul_add" / "small_cold" / "trace.json.gz").exists()
+
+
+def test_pages_load_nothing_from_other_hosts(site: Path) -> None:
+    """Scripts, styles, images and fonts all come from the site itself."""
+    loaded = re.compile(
+        r'<(?:script|img|link|iframe|source)\b[^>]*?(?:src|href)="(https?:)?//', re.I
+    )
+    offenders = []
+    for page in site.rglob("*.html"):
+        for match in loaded.finditer(page.read_text()):
+            tag = page.read_text()[match.start() : match.start() + 200]
+            if 'rel="canonical"' in tag or 'rel="alternate"' in tag:
+                continue
+            offenders.append(f"{page.relative_to(site)}: {tag[:120]}")
+    for css in site.rglob("*.css"):
+        offenders += [
+            f"{css.name}: {u}" for u in re.findall(r"url\((?:'|\")?https?://[^)]*", css.read_text())
+        ]
+    assert not offenders, "\n".join(offenders)
+
+
+def _used_files(device: str) -> set[str]:
+    """Artifact paths (relative to the device set) that the pages read from ``device``."""
+    manifest = json.loads((ARTIFACTS / device / MANIFEST_FILE).read_text())
+    used: set[str] = set()
+    for _, call in all_calls():
+        if device == "cpu" and not call.cpu_ok:
+            continue
+        if call.variant not in manifest["variants"].get(call.step, {}):
+            continue
+        base = f"{call.step}/{call.variant}"
+        used |= {f"{base}/{name}" for name in hook.files_for(call)}
+        used.add(f"{base}/{CAPTURE_FILE}")  # named by the page's provenance box
+    return used
+
+
+@pytest.mark.parametrize(
+    "device", sorted(p.name for p in ARTIFACTS.iterdir() if (p / MANIFEST_FILE).exists())
+)
+def test_every_artifact_is_used_by_a_page(device: str) -> None:
+    manifest = json.loads((ARTIFACTS / device / MANIFEST_FILE).read_text())
+    unused = sorted(set(manifest["files"]) - _used_files(device))
+    assert not unused, f"artifacts/{device} files no page shows: {unused}"
+
+
+def test_every_page_reference_exists() -> None:
+    """Each placeholder resolves in the set the page will use (CUDA, else CPU if allowed)."""
+    sets = {d: hook.DeviceSet.load(d) for d in ("cuda", "cpu")}
+    problems = []
+    for page, call in all_calls():
+        candidates = [sets["cuda"]] + ([sets["cpu"]] if call.cpu_ok else [])
+        found = [s for s in candidates if s and s.has_variant(call.step, call.variant)]
+        if not found:
+            if call.cpu_ok:
+                problems.append(f"{page}: {call.text}: no capture")
+            continue
+        for name in hook.files_for(call):
+            rel = f"{call.step}/{call.variant}/{name}"
+            if rel not in found[0].manifest["files"]:
+                problems.append(f"{page}: {call.text}: {rel} missing")
+        if call.func == "table":
+            load_query(str(call.args[2]))
+    assert not problems, "\n".join(problems)
+
+
+def test_strict_gpu_fails_while_cuda_artifacts_are_missing(tmp_path: Path) -> None:
+    if (ARTIFACTS / "cuda" / MANIFEST_FILE).exists():
+        pytest.skip("a CUDA set is committed: the strict GPU build is exercised by the GPU runner")
+    result = build(tmp_path / "site", STRICT_GPU="1")
+    assert result.returncode != 0
+    assert "STRICT_GPU=1" in result.stderr
+    assert "part-1/01-first-trace.md" in result.stderr
+
+
+def test_missing_artifact_names_page_and_placeholder(tmp_path: Path) -> None:
+    copy = tmp_path / "artifacts"
+    shutil.copytree(ARTIFACTS / "cpu", copy / "cpu", ignore=shutil.ignore_patterns(".*"))
+    manifest_path = copy / "cpu" / MANIFEST_FILE
+    manifest = json.loads(manifest_path.read_text())
+    del manifest["files"]["matmul_add/small_cold/ops.md"]
+    manifest_path.write_text(json.dumps(manifest))
+    result = build(tmp_path / "site", GUIDE_ARTIFACTS_DIR=str(copy))
+    assert result.returncode != 0
+    assert "part-1/01-first-trace.md" in result.stderr
+    assert '{{ table("matmul_add", "small_cold", "ops") }}' in result.stderr
+    assert "matmul_add/small_cold/ops.md" in result.stderr
+
+
+def test_placeholder_syntax_errors_are_named() -> None:
+    with pytest.raises(hook.PlaceholderError, match="unknown placeholder"):
+        hook.parse_calls('{{ tabel("a", "b", "c") }}')
+    with pytest.raises(hook.PlaceholderError, match="not plain literals"):
+        hook.parse_calls('{{ table("a", "b", some_name) }}')
+    with pytest.raises(hook.PlaceholderError, match="takes 3 positional"):
+        hook.parse_calls('{{ value("a", "b") }}')
+
+
+# -- escaping: real kernel names from GPU traces stay text everywhere ------------------------------
+
+
+@pytest.fixture(scope="module")
+def kernel_names() -> list[str]:
+    events = load_events(REFERENCE_TRACES / "a100-simple-add.json.gz")
+    names = sorted({e["name"] for e in events if e.get("cat") == "kernel"})
+    tricky = [n for n in names if "<" in n and "&" not in n] + [
+        "void (anonymous namespace)::softmax_warp_forward<float, float, float, 10, false>(float*)",
+        "kernel<a & b | c>",
+    ]
+    assert any("vectorized_elementwise_kernel<4" in n for n in names)
+    return tricky
+
+
+def test_kernel_names_render_as_text_in_tables(kernel_names: list[str]) -> None:
+    query = load_query("ops")
+    rows = Rows(["name", "calls"], [{"name": n, "calls": 1} for n in kernel_names])
+    rendered = markdown.markdown(to_markdown(rows, query), extensions=["tables"])
+    # Name cells are left-aligned (<td>); the numeric column is <td align="right">.
+    shown = [html.unescape(c) for c in re.findall(r"<td>(.*?)</td>", rendered)]
+    assert shown == kernel_names
+
+
+def test_kernel_names_render_as_text_in_figures(kernel_names: list[str]) -> None:
+    rows = [
+        {
+            "lane": "CPU thread 1",
+            "depth": 0,
+            "name": "ProfilerStep#2",
+            "category": "user_annotation",
+            "start_ns": 0,
+            "dur_ns": 10_000,
+            "id": 1,
+            "launched_by": None,
+        },
+        {
+            "lane": "CPU thread 1",
+            "depth": 1,
+            "name": "cudaLaunchKernel",
+            "category": "cuda_runtime",
+            "start_ns": 1_000,
+            "dur_ns": 2_000,
+            "id": 2,
+            "launched_by": None,
+        },
+    ] + [
+        {
+            "lane": "GPU 0 stream 7",
+            "depth": 0,
+            "name": n,
+            "category": "kernel",
+            "start_ns": 4_000 + 2_000 * i,
+            "dur_ns": 1_900,
+            "id": 10 + i,
+            "launched_by": 2,
+        }
+        for i, n in enumerate(kernel_names)
+    ]
+    svg = render_svg("timeline", rows, FigureContext("s", "Title <&>", "v", "cuda")).decode()
+    assert "Title &lt;&amp;&gt;" in svg
+    assert "<float" not in svg
+    # Parsable XML proves nothing leaked unescaped.
+    import xml.etree.ElementTree as ET
+
+    ET.fromstring(svg)
+
+
+def test_kernel_names_render_as_text_in_buttons() -> None:
+    renderer = hook.Renderer({}, "part-1/x/", {"extra": {}, "site_url": ""})
+    call = hook.Call(
+        "perfetto",
+        ("matmul_add", "small_cold"),
+        {"label": "Open void at::k<4, F<float>, (anonymous namespace)::x> & more"},
+        "",
+    )
+    ds = hook.DeviceSet.load("cpu")
+    out = renderer._perfetto(call, ds, [])
+    assert "&lt;4, F&lt;float&gt;, (anonymous namespace)::x&gt; &amp; more</button>" in out
