@@ -55,6 +55,7 @@ lint: $(DEV_STAMP) ## ruff check and format check
 	$(PY) -m ruff format --check .
 
 artifacts: $(DEV_STAMP) ## Capture traces and derive everything (DEVICE=auto|cuda|cpu STEP=slug)
+	$(if $(filter cuda,$(DEVICE)),$(PY) -m pip install --quiet -r requirements/gpu.txt)
 	$(PY) -m generators artifacts --device $(DEVICE) $(if $(STEP),--step $(STEP))
 
 derive: $(SITE_STAMP) ## Re-derive tables, values and figures from the committed traces
