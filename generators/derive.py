@@ -227,7 +227,28 @@ def derive_set(stage: Path, device: str) -> dict:
             derive_variant(step, variant_dir, device)
     manifest = build_manifest(stage, device, jobs)
     atomic_write_text(stage / MANIFEST_FILE, dump_json(manifest))
+    stale = stale_captures(jobs)
+    if stale:
+        log.warning(
+            "%d %s captures came from workload code that has changed since (recapture with "
+            "`make artifacts DEVICE=%s`): %s",
+            len(stale),
+            device,
+            device,
+            ", ".join(stale),
+        )
     return manifest
+
+
+def stale_captures(jobs: list[tuple[Step, Path]]) -> list[str]:
+    """Variants whose capture record names source hashes that differ from today's files."""
+    stale = []
+    for step, variant_dir in jobs:
+        recorded = read_json(variant_dir / CAPTURE_FILE).get("sources", {})
+        current = source_hashes([REPO_ROOT / rel for rel in recorded if (REPO_ROOT / rel).exists()])
+        if any(current.get(rel) != digest for rel, digest in recorded.items()):
+            stale.append(f"{step.slug}/{variant_dir.name}")
+    return stale
 
 
 def build_manifest(stage: Path, device: str, jobs: list[tuple[Step, Path]]) -> dict:

@@ -10,7 +10,10 @@ from pathlib import Path
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 ALLOWLIST = Path(__file__).with_name("number_allowlist.txt")
-UNITS = r"(?:ns|µs|us|ms|s|sec|seconds?|minutes?|%|percent|B|KB|MB|GB|TB|KiB|MiB|GiB|TiB|bytes?|TFLOP/s|TFLOPS|GB/s|TB/s)"
+UNITS = (
+    r"(?:ns|µs|us|ms|s|sec|seconds?|minutes?|%|percent|B|KB|MB|GB|TB|KiB|MiB|GiB|TiB|bytes?"
+    r"|TFLOP/s|TFLOPS|GB/s|TB/s)"
+)
 MEASUREMENT = re.compile(rf"(?<![\w.])\d[\d,.]*\s*(?:×\s*)?{UNITS}(?![\w/])")
 
 
