@@ -45,9 +45,7 @@ serve: $(SITE_STAMP) ## Serve the site at http://127.0.0.1:8000 from the committ
 site: $(SITE_STAMP) ## Build the site into site/ (STRICT_GPU=1: fail while CUDA artifacts are missing)
 	STRICT_GPU=$(STRICT_GPU) $(PY) -m mkdocs build --strict
 
-test: $(DEV_STAMP) $(CHROMIUM) ## Run every test (sets up first if needed)
-	$(PY) -m ruff check .
-	$(PY) -m ruff format --check .
+test: $(DEV_STAMP) $(CHROMIUM) ## Run every test, ruff included (sets up first if needed)
 	$(PY) -m pytest
 
 lint: $(DEV_STAMP) ## ruff check and format check

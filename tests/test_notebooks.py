@@ -36,8 +36,6 @@ def test_notebook_runs_on_cpu(path: Path) -> None:
     ]
     assert not errors
     text = "".join(
-        output.get("text", "")
-        for cell in notebook.cells
-        for output in cell.get("outputs", [])
+        output.get("text", "") for cell in notebook.cells for output in cell.get("outputs", [])
     )
     assert "aten::mm" in text, "the notebook's query did not find the GEMM"

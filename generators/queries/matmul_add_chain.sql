@@ -1,0 +1,15 @@
+-- Which chain of annotations, operators and launches leads to each piece of work in the first step?
+-- output: table
+-- columns: start_ns=Start (from step start), chain=Chain (outermost first), op_name=Operator, gpu_name=GPU work, launch_to_start_ns=Launch to GPU start
+INCLUDE PERFETTO MODULE guide.launch;
+
+WITH first_step AS (SELECT * FROM guide_kineto_profiler_step ORDER BY step LIMIT 1)
+SELECT
+  c.ts - f.ts AS start_ns,
+  c.chain,
+  c.op_name,
+  c.gpu_name,
+  c.launch_to_start_ns
+FROM guide_launch_chain AS c, first_step AS f
+WHERE c.ts >= f.ts AND c.ts < f.ts + f.dur
+ORDER BY c.ts, c.leaf_id;

@@ -1,0 +1,27 @@
+-- Which GEMM kernels ran, how long did each take at its fastest, median and slowest, and at what rate?
+-- output: table
+-- columns: op_name=Operator, kernel_name=Kernel, instances=Instances, min_ns=Min, median_ns=Median, max_ns=Max, median_tflops=At the median
+INCLUDE PERFETTO MODULE guide.launch;
+
+WITH
+  k AS (
+    SELECT
+      g.*,
+      ROW_NUMBER() OVER (PARTITION BY g.op_name, g.kernel_name ORDER BY g.kernel_dur) AS rn,
+      COUNT(*) OVER (PARTITION BY g.op_name, g.kernel_name) AS n
+    FROM guide_launch_gemm AS g
+    JOIN guide_kineto_profiler_step AS st ON g.ts >= st.ts AND g.ts < st.ts + st.dur
+    WHERE g.kernel_id IS NOT NULL
+  )
+SELECT
+  op_name,
+  kernel_name,
+  COUNT(*) AS instances,
+  MIN(kernel_dur) AS min_ns,
+  MAX(CASE WHEN rn = (n + 1) / 2 THEN kernel_dur END) AS median_ns,
+  MAX(kernel_dur) AS max_ns,
+  MAX(CASE WHEN rn = (n + 1) / 2 THEN flops / CAST(kernel_dur AS DOUBLE) / 1e3 END)
+    AS median_tflops
+FROM k
+GROUP BY op_name, kernel_name
+ORDER BY MIN(ts);

@@ -1,0 +1,338 @@
+"""The built site in a browser: the first step's page, search, "Open in Perfetto", the nav.
+
+The site is built once with ``mkdocs build --strict`` (its Perfetto buttons pointed at a
+local Perfetto UI) and served from 127.0.0.1; every request to another host is refused
+and, on the guide's pages, recorded as a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin, urlsplit
+
+import pytest
+
+if TYPE_CHECKING:
+    from playwright.sync_api import BrowserContext, Page, Request, Route
+
+    from .conftest import ConsoleErrors, StaticServer
+
+pytestmark = pytest.mark.browser
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+RESULTS = REPO_ROOT / "test-results"
+
+FIRST_TRACE = "part-1/01-first-trace/"
+
+BUILD_ATTEMPTS = 3
+BUILD_RETRY_WAIT_S = 5
+BUILD_TIMEOUT_S = 120
+STEP_TIMEOUT_MS = 20_000
+# Perfetto keeps time in integer nanoseconds; the focus window travels as seconds.
+TOLERANCE_NS = 1_000
+
+# Everything not on 127.0.0.1 is refused, so nothing in these tests leaves the machine.
+NON_LOCAL = re.compile(r"^(?!(?:https?|wss?)://127\.0\.0\.1[:/])[a-z][a-z0-9+.-]*://")
+LOCAL_PREFIX = re.compile(r"^(?:https?|wss?)://127\.0\.0\.1[:/]")
+
+# window.app is a debug handle the Perfetto UI exposes.
+TRACE_READY_JS = "() => !!(window.app && window.app.trace && !window.app.isLoadingTrace)"
+VISIBLE_WINDOW_JS = """() => {
+  const span = window.app.trace.timeline.visibleWindow;
+  return {
+    integral: span.start.integral.toString(),
+    fractional: span.start.fractional,
+    duration: span.duration,
+  };
+}"""
+# Loads every image (lazy ones too) and returns the sources of those that fail.
+BROKEN_IMAGES_JS = """async () => {
+  const images = [...document.querySelectorAll('img')];
+  const broken = await Promise.all(images.map(async (img) => {
+    img.loading = 'eager';
+    const timeout = new Promise((resolve) => setTimeout(() => resolve('timeout'), 5000));
+    const decoded = img.decode().then(() => 'ok', () => 'error');
+    const outcome = await Promise.race([decoded, timeout]);
+    return outcome === 'ok' && img.naturalWidth > 0 ? null : `${img.src} (${outcome})`;
+  }));
+  return broken.filter((entry) => entry !== null);
+}"""
+
+
+# ------------------------------------------------------------------------ fixtures
+
+
+def build_site(destination: Path, perfetto_origin: str) -> None:
+    """``mkdocs build --strict``, retried a few times: pages being edited may fail briefly."""
+    env = {
+        **os.environ,
+        "NO_MKDOCS_2_WARNING": "1",
+        "PERFETTO_ORIGIN": perfetto_origin,
+        "SITE_URL": "",
+    }
+    command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(destination)]
+    output = ""
+    for attempt in range(BUILD_ATTEMPTS):
+        if attempt:
+            time.sleep(BUILD_RETRY_WAIT_S)
+        result = subprocess.run(
+            command,
+            cwd=REPO_ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=BUILD_TIMEOUT_S,
+            check=False,
+        )
+        if result.returncode == 0:
+            return
+        output = (result.stdout + result.stderr)[-4000:]
+    pytest.fail(f"mkdocs build --strict failed {BUILD_ATTEMPTS} times:\n{output}")
+
+
+@pytest.fixture(scope="module")
+def built_site(tmp_path_factory: pytest.TempPathFactory, perfetto_ui: str) -> Path:
+    destination = tmp_path_factory.mktemp("site") / "site"
+    build_site(destination, perfetto_ui)
+    return destination
+
+
+@pytest.fixture(scope="module")
+def site(built_site: Path, static_server: StaticServer) -> str:
+    """Base URL of the served site, with a trailing slash."""
+    return static_server(built_site) + "/"
+
+
+@pytest.fixture
+def context(browser_context: BrowserContext) -> BrowserContext:
+    def refuse(route: Route) -> None:
+        route.abort("blockedbyclient")
+
+    browser_context.route(NON_LOCAL, refuse)
+    return browser_context
+
+
+# ------------------------------------------------------------------------ helpers
+
+
+@dataclass
+class GuidePage:
+    """A page of the guide, with every request it made."""
+
+    page: Page
+    requested: list[str] = field(default_factory=list)
+
+    def non_local(self) -> list[str]:
+        # data: and blob: URLs never leave the browser.
+        return [
+            url
+            for url in self.requested
+            if not LOCAL_PREFIX.match(url) and not url.startswith(("data:", "blob:"))
+        ]
+
+
+def open_guide(
+    context: BrowserContext, url: str, console: ConsoleErrors, label: str = "guide"
+) -> GuidePage:
+    page = console.watch(context.new_page(), label)
+    guide = GuidePage(page)
+
+    def record(request: Request) -> None:
+        guide.requested.append(request.url)
+
+    page.on("request", record)
+    page.goto(url, wait_until="load")
+    return guide
+
+
+def guide_errors(console: ConsoleErrors, label: str = "guide") -> list[str]:
+    """Console errors of the guide's own pages: none is expected, so nothing is allowed."""
+    return [m for m in console.unexpected(allowed=()) if m.startswith(f"[{label}]")]
+
+
+def focus_window_ns(page: Page, widget: str) -> tuple[int, int]:
+    start = page.get_attribute(widget, "data-time-start")
+    end = page.get_attribute(widget, "data-time-end")
+    assert start and end, "the widget has no focus window"
+    return int(Decimal(start) * 10**9), int(Decimal(end) * 10**9)
+
+
+def visible_window_ns(perfetto: Page) -> tuple[int, int]:
+    span: dict[str, Any] = perfetto.evaluate(VISIBLE_WINDOW_JS)
+    start = int(span["integral"]) + round(span["fractional"])
+    return start, start + round(span["duration"])
+
+
+def wait_for_window(perfetto: Page, expected: tuple[int, int]) -> tuple[int, int]:
+    """The visible window once it matches ``expected`` (or the last one seen)."""
+    deadline = time.monotonic() + STEP_TIMEOUT_MS / 1000
+    visible = visible_window_ns(perfetto)
+    while any(abs(a - b) > TOLERANCE_NS for a, b in zip(visible, expected, strict=True)):
+        if time.monotonic() > deadline:
+            break
+        perfetto.wait_for_timeout(100)
+        visible = visible_window_ns(perfetto)
+    return visible
+
+
+# ------------------------------------------------------------------------ tests
+
+
+def test_first_trace_page_renders(
+    context: BrowserContext, site: str, console_errors: ConsoleErrors
+) -> None:
+    guide = open_guide(context, urljoin(site, FIRST_TRACE), console_errors)
+    page = guide.page
+
+    heading = page.locator("article h1").first
+    assert "Your first trace" in heading.inner_text()
+
+    # The provenance box sits near the top, before the first section.
+    provenance = page.locator(".admonition", has_text="Where these numbers come from").first
+    assert provenance.is_visible()
+    assert "torch" in provenance.inner_text()
+    first_h2_y = page.locator("article h2").first.bounding_box()
+    box_y = provenance.bounding_box()
+    assert first_h2_y and box_y and box_y["y"] < first_h2_y["y"]
+
+    rows = page.locator("article table tbody tr")
+    assert rows.count() > 0
+    assert page.locator("article table td", has_text=re.compile(r"^\s*aten::mm\s*$")).count() > 0
+
+    image = page.locator(".pg-figure img").first
+    image.scroll_into_view_if_needed()
+    page.wait_for_function(
+        "img => img.complete && img.naturalWidth > 0",
+        arg=image.element_handle(),
+        timeout=STEP_TIMEOUT_MS,
+    )
+    alt = image.get_attribute("alt") or ""
+    assert alt.strip(), "the figure has no alt text"
+    src = image.evaluate("img => img.currentSrc")
+    response = page.request.get(src)
+    assert response.ok
+    assert response.headers.get("content-type", "").startswith("image/svg+xml"), src
+
+    code = page.locator("article pre code", has_text="def matmul_add")
+    assert code.count() > 0, "the workload source is not on the page"
+
+    RESULTS.mkdir(exist_ok=True)
+    page.evaluate("window.scrollTo(0, 0)")  # keep the sticky header at the top of the shot
+    page.screenshot(path=str(RESULTS / "site-first-trace.png"), full_page=True)
+
+    assert guide.non_local() == []
+    assert guide_errors(console_errors) == []
+
+
+def test_search_finds_the_workload(
+    context: BrowserContext, site: str, console_errors: ConsoleErrors
+) -> None:
+    guide = open_guide(context, site, console_errors)
+    page = guide.page
+    page.keyboard.press("/")
+    search = page.locator("input.md-search__input")
+    search.wait_for(state="visible", timeout=STEP_TIMEOUT_MS)
+    # Typed key by key: Material's search reacts to key events, not to a filled value.
+    # Results appear once the search worker has loaded the index.
+    search.press_sequentially("matmul_add")
+    page.wait_for_function(
+        """path => [...document.querySelectorAll('.md-search-result__item a')]
+                     .some(a => new URL(a.href).pathname.endsWith(path))""",
+        arg=f"/{FIRST_TRACE}",
+        timeout=STEP_TIMEOUT_MS,
+    )
+    link = page.locator(f'.md-search-result__item a[href*="{FIRST_TRACE}"]').first
+    assert link.is_visible()
+    link.click()
+    page.wait_for_url(re.compile(re.escape(FIRST_TRACE)), timeout=STEP_TIMEOUT_MS)
+    page.locator("article h1", has_text="Your first trace").wait_for(timeout=STEP_TIMEOUT_MS)
+
+    assert guide.non_local() == []
+    assert guide_errors(console_errors) == []
+
+
+def test_open_in_perfetto_draws_the_trace(
+    context: BrowserContext, site: str, perfetto_ui: str, console_errors: ConsoleErrors
+) -> None:
+    guide = open_guide(context, urljoin(site, FIRST_TRACE), console_errors)
+    page = guide.page
+    widget = ".pg-perfetto[data-time-start]"
+    assert page.get_attribute(widget, "data-perfetto-origin") == perfetto_ui
+    expected = focus_window_ns(page, widget)
+
+    started = time.monotonic()
+    with page.expect_popup(timeout=STEP_TIMEOUT_MS) as popup_info:
+        page.click(f"{widget} .pg-perfetto__open")
+    perfetto = console_errors.watch(popup_info.value, "perfetto")
+    assert perfetto.url.startswith(perfetto_ui)
+    page.wait_for_function(
+        "sel => document.querySelector(sel).dataset.state === 'loaded'",
+        arg=widget,
+        timeout=STEP_TIMEOUT_MS,
+    )
+    assert "matmul_add" in page.inner_text(f"{widget} .pg-perfetto__status")
+
+    perfetto.wait_for_function(TRACE_READY_JS, timeout=STEP_TIMEOUT_MS)
+    visible = wait_for_window(perfetto, expected)
+    assert all(abs(a - b) <= TOLERANCE_NS for a, b in zip(visible, expected, strict=True)), (
+        f"visible window {visible} ns, focus window {expected} ns"
+    )
+    elapsed = time.monotonic() - started
+
+    perfetto.wait_for_selector(".pf-track__title", timeout=STEP_TIMEOUT_MS)
+    titles = perfetto.eval_on_selector_all(".pf-track__title", "els => els.map(e => e.textContent)")
+    assert any(title.strip() for title in titles), titles
+    assert "matmul_add" in perfetto.evaluate("window.app.trace.traceInfo.traceTitle")
+    # Expand the profiled process so its thread's lane (and the nested slices) is drawn.
+    process = perfetto.locator(".pf-track__title", has_text=re.compile(r"^\s*python \d+"))
+    if process.count():
+        process.first.click()
+        perfetto.wait_for_function(
+            "n => document.querySelectorAll('.pf-track__title').length > n",
+            arg=len(titles),
+            timeout=STEP_TIMEOUT_MS,
+        )
+
+    RESULTS.mkdir(exist_ok=True)
+    perfetto.wait_for_timeout(300)  # let the canvas paint the focused window
+    perfetto.screenshot(path=str(RESULTS / "site-perfetto.png"))
+
+    # The guide page fetched the trace itself, and nothing from other hosts.
+    assert any(url.endswith(".json.gz") for url in guide.requested), guide.requested
+    assert guide.non_local() == []
+    assert guide_errors(console_errors) == []
+    assert elapsed < 15, f"click to focused trace took {elapsed:.1f} s"
+
+
+def test_every_nav_page_loads_cleanly(
+    context: BrowserContext, site: str, console_errors: ConsoleErrors
+) -> None:
+    home = open_guide(context, site, console_errors, label="home")
+    hrefs: list[str] = home.page.eval_on_selector_all(
+        ".md-sidebar--primary .md-nav--primary a.md-nav__link[href]",
+        "links => links.map(a => a.href)",
+    )
+    pages = sorted({url.split("#", 1)[0] for url in hrefs if url.startswith(site)})
+    assert urljoin(site, FIRST_TRACE) in pages, pages
+    assert len(pages) >= 2, pages
+
+    problems: list[str] = []
+    for url in pages:
+        label = urlsplit(url).path
+        guide = open_guide(context, url, console_errors, label=label)
+        broken: list[str] = guide.page.evaluate(BROKEN_IMAGES_JS)
+        problems += [f"{label}: broken image {src}" for src in broken]
+        problems += [f"{label}: request to {u}" for u in guide.non_local()]
+        problems += guide_errors(console_errors, label)
+        guide.page.close()
+    problems += [f"/: request to {u}" for u in home.non_local()]
+    problems += guide_errors(console_errors, "home")
+    assert problems == []

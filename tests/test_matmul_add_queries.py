@@ -1,0 +1,151 @@
+"""Part 1's queries on real GPU traces (the CUDA-only sections before our own CUDA capture),
+and a quick end-to-end smoke run of the workload on the CPU."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from generators.derive import run_query
+from generators.queries import load_query
+from generators.tp import open_trace
+
+REPO = Path(__file__).resolve().parents[1]
+REF = REPO.parent / "shared" / "reference-traces"
+H100 = REF / "h100-bert-small-inference.json.gz"
+A100 = REF / "a100-simple-add.json.gz"
+TRITON = REF / "a100-triton-compiled.json.gz"
+
+pytestmark = pytest.mark.skipif(not H100.exists(), reason="reference GPU traces not available")
+
+
+def _rows(path: Path, name: str) -> list[dict[str, object]]:
+    with open_trace(path) as tp:
+        return run_query(tp, load_query(name)).rows
+
+
+def _sql(path: Path, sql: str) -> list[dict[str, object]]:
+    with open_trace(path) as tp:
+        result = tp.query(sql)
+        return [{c: getattr(r, c) for c in result.column_names} for r in result]
+
+
+def test_chain_follows_launch_flows_to_kernels() -> None:
+    rows = _rows(H100, "matmul_add_chain")
+    launched = [r for r in rows if r["gpu_name"]]
+    assert launched
+    for r in launched:
+        links = str(r["chain"]).split(" → ")
+        assert links[-1] == r["gpu_name"]
+        assert links[-2].startswith(("cudaLaunch", "cuLaunch", "cudaMemcpy"))
+        assert str(r["op_name"]).startswith("aten::")
+        assert int(r["launch_to_start_ns"]) > 0  # type: ignore[arg-type]
+    gemm = [r for r in launched if r["op_name"] == "aten::addmm"]
+    assert gemm and all("aten::linear → aten::addmm" in str(r["chain"]) for r in gemm)
+
+
+def test_chain_view_includes_annotations() -> None:
+    rows = _sql(
+        TRITON,
+        "INCLUDE PERFETTO MODULE guide.launch; "
+        "SELECT chain, gpu_name FROM guide_launch_chain WHERE gpu_name IS NOT NULL",
+    )
+    assert len(rows) == 1
+    assert str(rows[0]["chain"]).startswith("Torch-Compiled Region")
+    assert str(rows[0]["chain"]).endswith("cuLaunchKernel → " + str(rows[0]["gpu_name"]))
+
+
+def test_occupancy_calls_counted_before_launches() -> None:
+    rows = _sql(
+        A100,
+        "INCLUDE PERFETTO MODULE guide.launch; "
+        "SELECT op_name, kernel_name, occupancy_calls FROM guide_launch_occupancy",
+    )
+    assert rows
+    with_query = [r for r in rows if int(r["occupancy_calls"]) > 0]  # type: ignore[arg-type]
+    assert with_query  # the trace has cudaOccupancyMaxActiveBlocksPerMultiprocessor calls
+    total = sum(int(r["occupancy_calls"]) for r in rows)  # type: ignore[arg-type]
+    assert total <= 18
+    # Elementwise kernels are launched without one.
+    assert any(
+        "elementwise" in str(r["kernel_name"]) and int(r["occupancy_calls"]) == 0  # type: ignore[arg-type]
+        for r in rows
+    )
+    assert _rows(H100, "matmul_add_occupancy")
+
+
+def test_footprint_reads_kernel_args() -> None:
+    rows = _rows(H100, "matmul_add_footprint")
+    assert rows
+    for r in rows:
+        assert int(r["registers_per_thread"]) > 0  # type: ignore[arg-type]
+        assert int(r["shared_memory_bytes"]) >= 0  # type: ignore[arg-type]
+        assert str(r["grid"]).count(" × ") == 2 and str(r["block"]).count(" × ") == 2
+        assert 0 <= float(r["est_occupancy_pct"]) <= 100  # type: ignore[arg-type]
+    gemm = max(rows, key=lambda r: int(r["registers_per_thread"]))  # type: ignore[arg-type]
+    add = next(r for r in rows if "CUDAFunctor_add" in str(r["name"]))
+    assert int(gemm["registers_per_thread"]) > int(add["registers_per_thread"])  # type: ignore[arg-type]
+
+
+def test_sync_view_measures_waited_gpu_work() -> None:
+    rows = _sql(
+        A100,
+        "INCLUDE PERFETTO MODULE guide.launch; SELECT * FROM guide_launch_sync ORDER BY ts",
+    )
+    assert len(rows) == 5  # the trace has five cudaDeviceSynchronize calls
+    for r in rows:
+        assert 0 <= int(r["gpu_busy_ns"]) <= int(r["dur"])  # type: ignore[arg-type]
+    values = _rows(TRITON, "matmul_add_sync")[0]
+    assert values["sync_calls"] == 1
+    assert values["sync_start_s"] < values["sync_end_s"]  # type: ignore[operator]
+
+
+def test_gemm_kernels_and_spread() -> None:
+    kernels = _rows(H100, "matmul_add_gemm_kernels")
+    assert kernels
+    for r in kernels:
+        assert r["min_ns"] <= r["median_ns"] <= r["max_ns"]  # type: ignore[operator]
+        assert 0 < float(r["median_tflops"]) < 2000  # type: ignore[arg-type]
+    spread = _rows(H100, "matmul_add_gemm_spread")[0]
+    assert spread["measured"] == "kernel"
+    assert spread["gemms"] == sum(int(r["instances"]) for r in kernels)  # type: ignore[arg-type]
+    assert spread["slowest_start_s"] < spread["slowest_end_s"]  # type: ignore[operator]
+
+
+def test_lanes_and_overhead_on_gpu_trace() -> None:
+    lanes = _rows(H100, "matmul_add_lanes")[0]
+    assert 0 < lanes["launch_to_kernel_min_ns"] <= lanes["launch_to_kernel_max_ns"]  # type: ignore[operator]
+    assert lanes["first_step_gpu_idle_ns"] > 0  # type: ignore[operator]
+    assert lanes["moment_start_s"] < lanes["moment_end_s"]  # type: ignore[operator]
+    overhead = _rows(H100, "matmul_add_overhead")[0]
+    assert 0 < overhead["gpu_busy_pct"] < 100  # type: ignore[operator]
+
+
+def test_compiled_counts_memcpy_on_gpu_trace() -> None:
+    c = _rows(REF / "v100-resnet-train.json.gz", "matmul_add_compiled")[0]
+    assert c["memcpy_calls"] > 0  # type: ignore[operator]
+    assert c["kernels"] > 0  # type: ignore[operator]
+    mi = _rows(REF / "mi300x-compiled-triton.json.gz", "matmul_add_compiled")[0]
+    assert mi["steps"] == 0 and mi["graph_calls"] == 0  # no ProfilerStep: nothing counted
+
+
+def test_workload_smoke(tmp_path: Path) -> None:
+    """The CPU path end to end at a tiny size: trace, table and record written."""
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "generators.workloads.matmul_add",
+            *("--size", "8", "--batch", "2", "--active", "1", "--out", str(tmp_path)),
+        ],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    assert (tmp_path / "trace.json.gz").exists()
+    rows = _rows(tmp_path / "trace.json.gz", "matmul_add_chain")
+    assert any("aten::bmm" in str(r["chain"]) for r in rows)
