@@ -1,0 +1,138 @@
+"""Whole-process timings of the commands people run: several runs each, medians reported.
+
+    .venv/bin/python benchmarks/commands.py            # all commands
+    .venv/bin/python benchmarks/commands.py --only site derive
+
+Writes benchmarks/commands.json and benchmarks/commands.md. "serve (cold)" starts `make serve`
+with a brand-new virtual environment and measures until the site answers on port 8000;
+"serve (warm)" does the same with the environment already installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+OUT_JSON = REPO / "benchmarks" / "commands.json"
+OUT_MD = REPO / "benchmarks" / "commands.md"
+ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+
+
+def timed(cmd: list[str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(cmd, cwd=REPO, env=ENV, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - started
+
+
+def serve_start(venv: Path) -> float:
+    """Seconds from `make serve` to the first successful page load."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        ["make", "serve", f"VENV={venv}"],
+        cwd=REPO,
+        env=ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = started + 900
+        while time.perf_counter() < deadline:
+            try:
+                with urllib.request.urlopen("http://127.0.0.1:8000/", timeout=2) as response:
+                    if response.status == 200:
+                        return time.perf_counter() - started
+            except OSError:
+                time.sleep(0.2)
+        raise TimeoutError("make serve did not answer within 15 minutes")
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+
+
+def measure(name: str, runs: int) -> list[float]:
+    py = str(REPO / ".venv" / "bin" / "python")
+    if name == "site":
+        return [
+            timed([py, "-m", "mkdocs", "build", "--strict", "-d", tempfile.mkdtemp()])
+            for _ in range(runs)
+        ]
+    if name == "derive":
+        return [timed([py, "-m", "generators", "derive"]) for _ in range(runs)]
+    if name == "test":
+        return [timed(["make", "test"]) for _ in range(runs)]
+    if name == "serve-warm":
+        return [serve_start(REPO / ".venv") for _ in range(runs)]
+    if name == "serve-cold":
+        times = []
+        for _ in range(runs):
+            venv = Path(tempfile.mkdtemp(prefix="venv-cold-")) / "venv"
+            try:
+                times.append(serve_start(venv))
+            finally:
+                shutil.rmtree(venv.parent, ignore_errors=True)
+        return times
+    raise ValueError(name)
+
+
+COMMANDS = {
+    "site": ("mkdocs build --strict", 5),
+    "derive": ("make derive (python -m generators derive)", 3),
+    "serve-warm": ("make serve, environment installed, until the first page loads", 3),
+    "serve-cold": ("make serve on a fresh virtual environment, until the first page loads", 3),
+    "test": ("make test (the whole suite)", 3),
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--only", nargs="*", choices=sorted(COMMANDS), default=sorted(COMMANDS))
+    args = parser.parse_args()
+    results = json.loads(OUT_JSON.read_text()) if OUT_JSON.exists() else {}
+    results.setdefault("commands", {})
+    for name in args.only:
+        label, runs = COMMANDS[name]
+        print(f"{name}: {runs} runs", file=sys.stderr)
+        times = measure(name, runs)
+        results["commands"][name] = {
+            "what": label,
+            "runs_s": [round(t, 2) for t in times],
+            "median_s": round(statistics.median(times), 2),
+        }
+    results["machine"] = {
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(terse=True),
+    }
+    results["command"] = "python benchmarks/commands.py " + " ".join(sys.argv[1:])
+    OUT_JSON.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    lines = [
+        "# Command timings",
+        "",
+        f"Made by `{results['command'].strip()}` on {results['machine']['cpus']} cores, "
+        f"Python {results['machine']['python']}. Whole-process wall time; median of the runs.",
+        "",
+        "| command | median | runs |",
+        "| --- | ---: | --- |",
+    ]
+    for entry in results["commands"].values():
+        runs = ", ".join(f"{t:.1f}" for t in entry["runs_s"])
+        lines.append(f"| {entry['what']} | {entry['median_s']:.1f} s | {runs} |")
+    OUT_MD.write_text("\n".join(lines) + "\n")
+    print(OUT_MD.read_text())
+
+
+if __name__ == "__main__":
+    main()
