@@ -33,6 +33,9 @@ class Variant:
     #: Extra arguments on CPU; ``None`` means the variant needs CUDA and has no CPU capture.
     cpu_args: tuple[str, ...] | None = ()
     cuda_args: tuple[str, ...] = ()
+    #: Table/values queries for this variant only; None means the step's ``queries``. Every
+    #: derived file must be shown by some page, so variants ask only the questions pages show.
+    queries: tuple[str, ...] | None = None
 
     def args_for(self, device: str) -> tuple[str, ...] | None:
         """The workload's command-line arguments on ``device``, or None if it cannot run there."""
@@ -83,6 +86,11 @@ class Step:
             f"step {self.slug!r} has no variant {name!r}; its variants are: {known}"
         )
 
+    def queries_for(self, variant: str) -> tuple[str, ...]:
+        """The table/values queries derived for ``variant`` (figure data comes on top)."""
+        own = self.variant(variant).queries
+        return self.queries if own is None else own
+
     def variants_for(self, device: str) -> tuple[Variant, ...]:
         return tuple(v for v in self.variants if v.args_for(device) is not None)
 
@@ -98,6 +106,10 @@ def register(step: Step) -> Step:
 
 
 # ---- Part 1: a matmul and a bias add ------------------------------------------------------------
+# CPU captures cap the large size at 512 (4096 on a GPU) so that the whole CPU set of this step
+# captures in about a minute on two cores; the page reads the sizes from each capture record.
+_LARGE_CPU = ("--size", "512")
+_LARGE_CUDA = ("--size", "4096")
 register(
     Step(
         slug="matmul_add",
@@ -109,20 +121,315 @@ register(
                 description="64 x 64 fp32, eager, no warm-up before the profiler starts",
                 args=("--size", "64", "--dtype", "fp32"),
             ),
+            Variant(
+                name="small_warm",
+                description="64 x 64 fp32, eager, ten untraced calls before the profiler starts",
+                args=("--size", "64", "--dtype", "fp32", "--warmup", "10"),
+            ),
+            Variant(
+                name="large_cold",
+                description="large bf16 (4096 on a GPU, 512 on a CPU), eager, no warm-up",
+                args=("--dtype", "bf16"),
+                cpu_args=_LARGE_CPU,
+                cuda_args=_LARGE_CUDA,
+            ),
+            Variant(
+                name="large_fp32",
+                description="4096 x 4096 fp32 on a GPU: the same GEMM without bf16 tensor cores",
+                args=("--dtype", "fp32", "--size", "4096"),
+                cpu_args=None,
+            ),
+            Variant(
+                name="startup",
+                description="large bf16, schedule wait=0 warmup=0 active=20: the profiler's start",
+                args=("--dtype", "bf16", "--wait", "0", "--warmup-steps", "0", "--active", "20"),
+                cpu_args=_LARGE_CPU,
+                cuda_args=_LARGE_CUDA,
+            ),
+            Variant(
+                name="variance",
+                description="large bf16, warmed up, twenty active steps: run-to-run variance",
+                args=("--dtype", "bf16", "--warmup", "3", "--active", "20"),
+                cpu_args=_LARGE_CPU,
+                cuda_args=_LARGE_CUDA,
+            ),
+            Variant(
+                name="batched",
+                description="batched 3-D inputs (8 x 64 x 64 fp32): aten::bmm instead of aten::mm",
+                args=("--size", "64", "--dtype", "fp32", "--batch", "8"),
+            ),
+            Variant(
+                name="compiled",
+                description="large bf16 under torch.compile, compiled before the traced steps",
+                args=("--dtype", "bf16", "--compile", "--warmup", "2"),
+                cpu_args=_LARGE_CPU,
+                cuda_args=_LARGE_CUDA,
+            ),
         ),
-        queries=("ops", "step_summary", "steps", "timeline"),
-        figures=(Figure(name="timeline", data="timeline", variants=("small_cold",)),),
+        queries=(
+            "ops",
+            "step_summary",
+            "steps",
+            "timeline",
+            "matmul_add_settings",
+            "matmul_add_overhead",
+            "matmul_add_chain",
+            "matmul_add_gemm_spread",
+            "matmul_add_compiled",
+            "matmul_add_lanes",
+            "matmul_add_occupancy",
+            "matmul_add_footprint",
+            "matmul_add_sync",
+            "matmul_add_gemm_kernels",
+        ),
+        figures=(
+            Figure(
+                name="timeline",
+                data="timeline",
+                variants=("small_cold", "large_cold", "batched", "compiled"),
+            ),
+            Figure(
+                name="matmul_add_step_bars",
+                data="steps",
+                variants=("small_cold", "small_warm", "startup"),
+            ),
+            Figure(
+                name="matmul_add_gemm_steps", data="matmul_add_gemm_steps", variants=("variance",)
+            ),
+            Figure(
+                name="matmul_add_chain", data="matmul_add_chain", variants=("small_cold", "batched")
+            ),
+        ),
     )
 )
 
 # ---- Part 2: nn.Linear and a fused MLP (steps linear, mlp) --------------------------------------
-# (part 2 steps)
+register(
+    Step(
+        slug="linear",
+        title="One nn.Linear",
+        page="part-2/01-linear.md",
+        variants=(
+            Variant(
+                name="eager",
+                description="nn.Linear(32, 64, bias=True) on a 1024 x 32 input, eager",
+                args=("--batch", "1024", "--in_dim", "32", "--out_dim", "64"),
+                cpu_args=("--dtype", "fp32"),
+                cuda_args=("--dtype", "bf16"),
+            ),
+            Variant(
+                name="compiled",
+                description="the same layer wrapped in torch.compile",
+                args=("--batch", "1024", "--in_dim", "32", "--out_dim", "64", "--compile"),
+                cpu_args=("--dtype", "fp32"),
+                cuda_args=("--dtype", "bf16"),
+            ),
+        ),
+        queries=(
+            "ops",
+            "step_summary",
+            "steps",
+            "timeline",
+            "linear_view",
+            "linear_ops",
+            "linear_chain",
+            "linear_rows",
+            "linear_gemm",
+        ),
+        figures=(
+            Figure(name="timeline", data="timeline", variants=("eager", "compiled")),
+            Figure(name="linear_layout", data="linear_chain", variants=("eager",)),
+        ),
+    )
+)
+# Reference sizes on CUDA (bf16); a smaller fp32 block on CPU so the CPU set captures quickly.
+_MLP_CPU_ARGS = ("--batch", "2", "--seq", "64", "--dim", "256", "--hidden", "1024")
+_MLP_CUDA_ARGS = ("--batch", "64", "--seq", "128", "--dim", "768", "--hidden", "3072")
+_MLP_CUDA_ARGS = (*_MLP_CUDA_ARGS, "--dtype", "bf16")
+register(
+    Step(
+        slug="mlp",
+        title="A GeGLU MLP block",
+        page="part-2/02-mlp.md",
+        variants=(
+            Variant(
+                name="eager",
+                description="gate/up/down projections with a tanh-GELU gate, eager",
+                args=(),
+                cpu_args=_MLP_CPU_ARGS,
+                cuda_args=_MLP_CUDA_ARGS,
+            ),
+            Variant(
+                name="compiled",
+                description="the same block wrapped in torch.compile (Inductor)",
+                args=("--compile",),
+                cpu_args=_MLP_CPU_ARGS,
+                cuda_args=_MLP_CUDA_ARGS,
+            ),
+            Variant(
+                name="liger",
+                description="Liger's fused GELU-and-multiply Triton kernel (CUDA only)",
+                args=("--impl", "liger"),
+                cpu_args=None,
+                cuda_args=_MLP_CUDA_ARGS,
+            ),
+        ),
+        queries=("ops", "step_summary", "steps", "timeline", "mlp_work", "mlp_summary"),
+        figures=(Figure(name="timeline", data="timeline", variants=("eager", "compiled")),),
+    )
+)
 
 # ---- Part 3: attention (step attention) ---------------------------------------------------------
-# (part 3 steps)
+_ATTN_DTYPE = ("--dtype", "bf16", "--head-dim", "64")
+_ATTN_REFERENCE = ("--batch", "8", "--heads", "16", "--seq", "1024")  # reference sizes (CUDA)
+# CPU: quick to capture; one thread, so that a busy machine stretches every operator alike.
+_ATTN_SMALL = ("--batch", "2", "--heads", "8", "--seq", "256", "--threads", "1")
+register(
+    Step(
+        slug="attention",
+        title="Causal self-attention",
+        page="part-3/01-attention.md",
+        variants=(
+            Variant(
+                name="naive",
+                description="attention from primitives, out-of-place masked_fill",
+                args=("--impl", "naive", *_ATTN_DTYPE),
+                cpu_args=_ATTN_SMALL,
+                cuda_args=_ATTN_REFERENCE,
+            ),
+            Variant(
+                name="naive_inplace",
+                description="the same with masked_fill_ (in place)",
+                args=("--impl", "naive_inplace", *_ATTN_DTYPE),
+                cpu_args=_ATTN_SMALL,
+                cuda_args=_ATTN_REFERENCE,
+            ),
+            Variant(
+                name="sdpa_math",
+                description="F.scaled_dot_product_attention pinned to the MATH backend",
+                args=("--impl", "sdpa", "--backend", "math", *_ATTN_DTYPE),
+                cpu_args=_ATTN_SMALL,
+                cuda_args=_ATTN_REFERENCE,
+            ),
+            Variant(
+                name="sdpa_efficient",
+                description="SDPA pinned to EFFICIENT_ATTENTION (CUDA only)",
+                args=("--impl", "sdpa", "--backend", "efficient", *_ATTN_DTYPE),
+                cpu_args=None,
+                cuda_args=_ATTN_REFERENCE,
+            ),
+            Variant(
+                name="sdpa_flash",
+                description="SDPA pinned to FLASH_ATTENTION (a CPU kernel exists too)",
+                args=("--impl", "sdpa", "--backend", "flash", *_ATTN_DTYPE),
+                cpu_args=_ATTN_SMALL,
+                cuda_args=_ATTN_REFERENCE,
+            ),
+            Variant(
+                name="sdpa_cudnn",
+                description="SDPA pinned to CUDNN_ATTENTION (CUDA only)",
+                args=("--impl", "sdpa", "--backend", "cudnn", *_ATTN_DTYPE),
+                cpu_args=None,
+                cuda_args=_ATTN_REFERENCE,
+            ),
+            Variant(
+                name="sweep",
+                description="every implementation at several sequence lengths, one capture",
+                args=(*_ATTN_DTYPE, "--batch", "1"),
+                cpu_args=(
+                    *("--heads", "8", "--threads", "1", "--sweep-seqs", "128,256,512,1024"),
+                    *("--sweep-impls", "naive_inplace,sdpa_math,sdpa_flash"),
+                ),
+                cuda_args=(
+                    *("--heads", "16", "--sweep-seqs", "256,512,1024,2048,4096,8192"),
+                    "--sweep-impls",
+                    "naive_inplace,sdpa_math,sdpa_efficient,sdpa_flash,sdpa_cudnn",
+                ),
+            ),
+        ),
+        queries=(
+            "ops",
+            "step_summary",
+            "attention_forward",
+            "attention_ops",
+            "attention_copies",
+            "attention_kernels",
+            "attention_sweep",
+        ),
+        figures=(
+            Figure(name="timeline", data="timeline", variants=("naive", "naive_inplace")),
+            Figure(name="attention_sweep", data="attention_sweep", variants=("sweep",)),
+        ),
+    )
+)
 
 # ---- Part 4: a small LLM generating tokens (step llm) -------------------------------------------
-# (part 4 steps)
+# Model shapes: CPU is a toy (2 layers, fp32, 32-token prompt, 8 new tokens) so the CPU set
+# captures in seconds; CUDA is a ~0.85 B-parameter model in bf16 (16 layers, 512-token prompt,
+# 32 new tokens), two active steps to keep its traces small.
+# CUDA set estimate on one A100/H100-class GPU (not yet measured): each eager variant ~30 s
+# (imports and model build ~15 s, 11 generate calls of ~1 s, trace export ~5 s); the compiled
+# variant ~60-120 s (Inductor compile and CUDA graph capture of the decode forward on the
+# first call). About 3-3.5 minutes for the whole step.
+_LLM_CPU = ("--size", "cpu", "--dtype", "fp32", "--prompt-len", "32", "--new-tokens", "8")
+_LLM_CUDA = (
+    *("--size", "gpu", "--dtype", "bf16", "--prompt-len", "512", "--new-tokens", "32"),
+    *("--active", "2"),
+)
+register(
+    Step(
+        slug="llm",
+        title="A small LLM generating tokens",
+        page="part-4/01-llm-generate.md",
+        variants=(
+            Variant(
+                name="eager_b1",
+                description="eager, dynamic KV cache, batch 1",
+                args=("--batch", "1", "--cache", "dynamic"),
+                cpu_args=_LLM_CPU,
+                cuda_args=_LLM_CUDA,
+            ),
+            Variant(
+                name="eager_b8",
+                description="eager, dynamic KV cache, batch 8",
+                args=("--batch", "8", "--cache", "dynamic"),
+                cpu_args=_LLM_CPU,
+                cuda_args=_LLM_CUDA,
+            ),
+            Variant(
+                name="eager_b1_layers",
+                description="eager_b1 with a label around every attention block, MLP and norm",
+                args=("--batch", "1", "--cache", "dynamic", "--layer-labels"),
+                cpu_args=_LLM_CPU,
+                cuda_args=_LLM_CUDA,
+            ),
+            Variant(
+                name="static_compiled_b1",
+                description='static KV cache, decode forward torch.compile(mode="reduce-overhead")',
+                args=("--batch", "1", "--cache", "static", "--compile"),
+                # CUDA graphs are what reduce-overhead is for; on a CPU the compile costs far
+                # more than the toy model's whole capture and shows no launches to remove.
+                cpu_args=None,
+                cuda_args=_LLM_CUDA,
+            ),
+        ),
+        queries=(
+            "step_summary",
+            "llm_phases",
+            "llm_decode",
+            "llm_layers",
+            "llm_attention",
+            "llm_peaks",
+        ),
+        figures=(
+            Figure(
+                name="llm_decode_step",
+                data="llm_decode_timeline",
+                variants=("eager_b1", "static_compiled_b1"),
+            ),
+        ),
+    )
+)
 
 STEPS: tuple[Step, ...] = tuple(_REGISTRY)
 

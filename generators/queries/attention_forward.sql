@@ -1,0 +1,65 @@
+-- What does one attention forward cost: CPU operators, GPU work, time, FLOPs and bytes?
+-- output: values
+INCLUDE PERFETTO MODULE guide.attention;
+
+-- Averages over the `attn_fwd` regions (one per profiled step); a sweep capture has none, and
+-- then every column but `forwards` is NULL.
+WITH
+  fwd AS (SELECT * FROM guide_attention_forward_summary WHERE name = 'attn_fwd'),
+  first_fwd AS (SELECT * FROM fwd ORDER BY ts LIMIT 1),
+  op AS (
+    SELECT fs.*
+    FROM guide_attention_forward_slice AS fs
+    JOIN fwd ON fwd.id = fs.fwd_id
+    WHERE fs.category = 'cpu_op'
+  ),
+  mask_op AS (
+    SELECT * FROM op
+    WHERE name IN ('aten::masked_fill', 'aten::masked_fill_')
+      AND fwd_id = (SELECT id FROM first_fwd)
+    ORDER BY ts
+    LIMIT 1
+  ),
+  n AS (SELECT COUNT(*) AS forwards FROM fwd)
+SELECT
+  n.forwards,
+  (SELECT batch FROM first_fwd) AS batch,
+  (SELECT heads FROM first_fwd) AS heads,
+  (SELECT seq FROM first_fwd) AS seq,
+  (SELECT head_dim FROM first_fwd) AS head_dim,
+  (SELECT AVG(cpu_ns) FROM fwd) AS cpu_per_fwd_ns,
+  (SELECT MIN(cpu_ns) FROM fwd) AS cpu_min_fwd_ns,
+  (SELECT AVG(cpu_ops) FROM fwd) AS cpu_ops_per_fwd,
+  (SELECT AVG(sdpa_self_ns) FROM fwd) AS sdpa_self_per_fwd_ns,
+  (SELECT AVG(kernels) FROM fwd) AS kernels_per_fwd,
+  (SELECT AVG(copies) FROM fwd) AS copies_per_fwd,
+  (SELECT AVG(gpu_ns) FROM fwd) AS gpu_per_fwd_ns,
+  (SELECT launch_apis FROM first_fwd) AS launch_apis,
+  (SELECT AVG(score_passes) FROM fwd) AS score_passes,
+  (SELECT AVG(score_traffic_bytes) FROM fwd) AS score_traffic_bytes,
+  -- One [batch, heads, seq, seq] score matrix in the inputs' dtype.
+  (SELECT batch * heads * seq * seq * elem_bytes FROM first_fwd) AS score_matrix_bytes,
+  -- What a fused kernel must move at least: read q, k, v and write the output.
+  (SELECT 4 * batch * heads * seq * head_dim * elem_bytes FROM first_fwd) AS qkvo_bytes,
+  (SELECT flops FROM first_fwd) AS flops,
+  (SELECT flops / NULLIF(AVG(gpu_ns), 0) / 1e3 FROM fwd) AS gpu_tflops,
+  (SELECT flops / NULLIF(AVG(cpu_ns), 0) / 1e3 FROM fwd) AS cpu_tflops,
+  1.0 * (SELECT COUNT(*) FROM op WHERE name IN (
+    'aten::ones', 'aten::tril', 'aten::triu', 'aten::scalar_tensor', 'aten::fill_', 'aten::where'
+  ) AND NOT EXISTS (
+    SELECT 1 FROM slice AS a
+    JOIN ancestor_slice(op.id) AS anc ON anc.id = a.id
+    WHERE a.name = 'aten::_safe_softmax'
+  )) / n.forwards AS mask_ops_per_fwd,
+  1.0 * (SELECT COUNT(*) FROM op WHERE name IN ('aten::to', 'aten::_to_copy')
+    AND parent_id IN (SELECT id FROM op WHERE name = 'aten::_scaled_dot_product_attention_math'))
+    / n.forwards AS casts_per_fwd,
+  1.0 * (SELECT COUNT(*) FROM op WHERE name = 'aten::_safe_softmax') / n.forwards
+    AS safe_softmax_per_fwd,
+  1.0 * (SELECT COUNT(*) FROM op WHERE name = 'aten::clone') / n.forwards AS clones_per_fwd,
+  1.0 * (SELECT COUNT(*) FROM op WHERE name = 'aten::copy_') / n.forwards AS copy_ops_per_fwd,
+  (SELECT ts FROM first_fwd) / 1e9 AS first_fwd_start_s,
+  (SELECT ts + cpu_ns FROM first_fwd) / 1e9 AS first_fwd_end_s,
+  (SELECT ts FROM mask_op) / 1e9 AS mask_start_s,
+  (SELECT ts + dur FROM mask_op) / 1e9 AS mask_end_s
+FROM n;

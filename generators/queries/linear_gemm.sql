@@ -1,0 +1,22 @@
+-- Which GEMM kernel runs each matrix multiply, what does its name say, and how fast is it?
+-- output: table
+-- columns: op=Operator, m=M, n=N, k=K, dtype=Type, kernel=Kernel, decoded=What the name says, flops=FLOPs, kernel_ns=Kernel time, achieved_tflops=Achieved
+INCLUDE PERFETTO MODULE guide.gemm;
+INCLUDE PERFETTO MODULE guide.kernel_names;
+
+-- The first profiled step's GEMMs, in call order.
+WITH first_step AS (SELECT * FROM guide_kineto_profiler_step ORDER BY step LIMIT 1)
+SELECT
+  g.name AS op,
+  g.m,
+  g.n,
+  g.k,
+  g.dtype,
+  g.kernel_name AS kernel,
+  guide_kernel_names_summary(g.kernel_name) AS decoded,
+  g.flops,
+  NULLIF(g.kernel_dur, 0) AS kernel_ns,
+  CASE WHEN g.kernel_dur > 0 THEN g.flops / (g.kernel_dur * 1e3) END AS achieved_tflops
+FROM guide_gemm_op AS g, first_step AS f
+WHERE g.ts >= f.ts AND g.ts < f.ts + f.dur
+ORDER BY g.ts;

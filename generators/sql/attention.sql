@@ -1,0 +1,391 @@
+-- Attention forwards in Kineto traces: what each forward ran on the CPU, what it launched on the
+-- GPU, how it launched it, and the shapes that turn durations into FLOP/s and bytes.
+--
+-- A forward is a `record_function` region named `attn_fwd` (one per profiler step), or
+-- `attn_fwd/<impl>/b<B>h<H>s<S>d<D>` when one step runs several (a sequence-length sweep).
+-- Everything else here works on any Kineto trace, with or without such regions.
+
+INCLUDE PERFETTO MODULE guide.kineto;
+
+-- Bytes per element of a profiler `Input type` string (c10::BFloat16, float, bool, ...).
+CREATE PERFETTO FUNCTION guide_attention_elem_bytes(
+  -- The type as record_shapes writes it.
+  type STRING
+)
+RETURNS LONG AS
+SELECT CASE $type
+  WHEN 'c10::BFloat16' THEN 2
+  WHEN 'c10::Half' THEN 2
+  WHEN 'float' THEN 4
+  WHEN 'double' THEN 8
+  WHEN 'bool' THEN 1
+  WHEN 'unsigned char' THEN 1
+  WHEN 'signed char' THEN 1
+  WHEN 'int' THEN 4
+  WHEN 'long int' THEN 8
+  ELSE NULL
+END;
+
+-- Number of elements of an operator's i-th input tensor (from `args.Input Dims[i][*]`), or
+-- NULL when that input is not a tensor with recorded dimensions.
+CREATE PERFETTO FUNCTION guide_attention_input_numel(
+  -- Argument set of the operator slice.
+  arg_set_id LONG,
+  -- Input index (0-based).
+  i LONG
+)
+RETURNS LONG AS
+SELECT CASE
+  WHEN extract_arg($arg_set_id, 'args.Input Dims[' || $i || '][0]') IS NULL THEN NULL
+  ELSE
+    extract_arg($arg_set_id, 'args.Input Dims[' || $i || '][0]')
+    * COALESCE(extract_arg($arg_set_id, 'args.Input Dims[' || $i || '][1]'), 1)
+    * COALESCE(extract_arg($arg_set_id, 'args.Input Dims[' || $i || '][2]'), 1)
+    * COALESCE(extract_arg($arg_set_id, 'args.Input Dims[' || $i || '][3]'), 1)
+    * COALESCE(extract_arg($arg_set_id, 'args.Input Dims[' || $i || '][4]'), 1)
+END;
+
+-- What kind of work a GPU kernel or copy is, read from its name: the fused attention kernels
+-- of each SDPA backend, GEMMs on tensor cores or on CUDA cores, and the unfused pieces.
+CREATE PERFETTO FUNCTION guide_attention_kernel_family(
+  -- Kernel, memcpy or memset name as the trace records it.
+  name STRING
+)
+RETURNS STRING AS
+SELECT CASE
+  WHEN $name GLOB 'Memcpy*' THEN 'memcpy'
+  WHEN $name GLOB 'Memset*' THEN 'memset'
+  WHEN $name GLOB '*fmha_cutlass*' THEN 'efficient attention (CUTLASS fmha)'
+  WHEN $name GLOB '*pytorch_flash*' OR $name GLOB '*flash_fwd*' THEN 'flash attention'
+  WHEN $name GLOB '*cudnn*sdpa*' OR $name GLOB '*cudnn*flash_fprop*'
+    THEN 'cuDNN attention (generated)'
+  WHEN ($name GLOB '*gemm*' OR $name GLOB '*Gemm*')
+    AND ($name GLOB '*sgemm*' OR $name GLOB '*f32f32*' OR $name GLOB '*simt*')
+    THEN 'GEMM, fp32 on CUDA cores'
+  WHEN $name GLOB '*gemm*' OR $name GLOB '*Gemm*' OR $name GLOB '*s16816*'
+    OR $name GLOB '*h16816*' OR $name GLOB '*cutlass*' OR $name GLOB '*xmma*'
+    OR $name GLOB '*nvjet*'
+    THEN 'GEMM, tensor cores'
+  WHEN $name GLOB '*softmax*' OR $name GLOB '*Softmax*' OR $name GLOB '*SoftMax*' THEN 'softmax'
+  WHEN $name GLOB '*triu_tril*' THEN 'mask (tril)'
+  WHEN $name GLOB '*where*' THEN 'where'
+  WHEN $name GLOB '*masked_fill*' THEN 'masked_fill'
+  WHEN $name GLOB '*copy*' OR $name GLOB '*Copy*' THEN 'copy / cast'
+  WHEN $name GLOB '*reduce_kernel*' THEN 'reduction'
+  WHEN $name GLOB '*elementwise*' OR $name GLOB '*Functor*' THEN 'elementwise'
+  ELSE 'other'
+END;
+
+-- Every piece of GPU work with the CPU call that launched it (through an `ac2g` flow) and the
+-- operator that made that call; GPU work without a flow has NULL launch columns.
+CREATE PERFETTO VIEW guide_attention_gpu_work(
+  -- Slice id of the kernel, copy or set.
+  id LONG,
+  -- Start timestamp (ns).
+  ts TIMESTAMP,
+  -- Duration (ns).
+  dur DURATION,
+  -- Kernel or copy name.
+  name STRING,
+  -- kernel, gpu_memcpy or gpu_memset.
+  category STRING,
+  -- What the name says the work is (guide_attention_kernel_family).
+  family STRING,
+  -- Slice id of the launching runtime or driver call.
+  launch_id LONG,
+  -- Its API name: cudaLaunchKernel, cuLaunchKernelEx, cudaMemcpyAsync, ...
+  launch_api STRING,
+  -- cuda_runtime or cuda_driver.
+  launch_category STRING,
+  -- Start of the launching call (ns).
+  launch_ts TIMESTAMP,
+  -- Track of the CPU thread that made the call.
+  launch_track_id LONG,
+  -- Name of the CPU slice enclosing the launch (usually an aten:: operator).
+  op_name STRING,
+  -- Name of the slice enclosing that one.
+  op_parent_name STRING,
+  -- Registers per thread (kernels only).
+  registers_per_thread LONG,
+  -- Threads per block (kernels only).
+  block_threads LONG,
+  -- Blocks in the grid (kernels only).
+  grid_blocks LONG,
+  -- Shared memory per block in bytes, as the trace records it (kernels only).
+  shared_memory_bytes LONG,
+  -- The profiler's own estimate of achieved occupancy, 0-100 (kernels only).
+  reported_occupancy_pct DOUBLE
+) AS
+SELECT
+  g.id,
+  g.ts,
+  g.dur,
+  g.name,
+  g.category,
+  guide_attention_kernel_family(g.name) AS family,
+  r.id AS launch_id,
+  r.name AS launch_api,
+  r.category AS launch_category,
+  r.ts AS launch_ts,
+  rs.track_id AS launch_track_id,
+  op.name AS op_name,
+  opp.name AS op_parent_name,
+  extract_arg(g.arg_set_id, 'args.registers per thread') AS registers_per_thread,
+  extract_arg(g.arg_set_id, 'args.block[0]')
+    * COALESCE(extract_arg(g.arg_set_id, 'args.block[1]'), 1)
+    * COALESCE(extract_arg(g.arg_set_id, 'args.block[2]'), 1) AS block_threads,
+  extract_arg(g.arg_set_id, 'args.grid[0]')
+    * COALESCE(extract_arg(g.arg_set_id, 'args.grid[1]'), 1)
+    * COALESCE(extract_arg(g.arg_set_id, 'args.grid[2]'), 1) AS grid_blocks,
+  extract_arg(g.arg_set_id, 'args.shared memory') AS shared_memory_bytes,
+  extract_arg(g.arg_set_id, 'args.est. achieved occupancy %') AS reported_occupancy_pct
+FROM guide_kineto_gpu_activity AS g
+LEFT JOIN guide_kineto_launch_link AS ll ON ll.gpu_id = g.id
+LEFT JOIN guide_kineto_runtime_call AS r ON r.id = ll.launch_id
+LEFT JOIN slice AS rs ON rs.id = r.id
+LEFT JOIN slice AS op ON op.id = r.parent_id
+LEFT JOIN slice AS opp ON opp.id = op.parent_id;
+
+-- Occupancy a kernel can reach at most when registers are the only limit, 0-100: how many of
+-- its blocks fit in an SM's register file, as warps out of the SM's maximum. Registers are
+-- allocated per warp in units of 256; `regs_per_sm` and `max_warps_per_sm` are 65536 and 64 on
+-- A100 and H100. Shared memory may lower it further; this does not model that.
+CREATE PERFETTO FUNCTION guide_attention_register_occupancy_pct(
+  -- Registers per thread.
+  registers_per_thread LONG,
+  -- Threads per block.
+  block_threads LONG,
+  -- Registers per SM.
+  regs_per_sm LONG,
+  -- Most resident warps per SM.
+  max_warps_per_sm LONG
+)
+RETURNS DOUBLE AS
+WITH w AS (
+  SELECT
+    ($block_threads + 31) / 32 AS warps_per_block,
+    (($registers_per_thread * 32 + 255) / 256) * 256 AS regs_per_warp
+)
+SELECT CASE
+  WHEN $registers_per_thread IS NULL OR $block_threads IS NULL OR $registers_per_thread = 0
+    THEN NULL
+  ELSE 100.0 * MIN(
+    ($regs_per_sm / (w.regs_per_warp * w.warps_per_block)) * w.warps_per_block,
+    $max_warps_per_sm
+  ) / $max_warps_per_sm
+END
+FROM w;
+
+-- View operators: they give a tensor a new shape or strides and touch no data.
+CREATE PERFETTO FUNCTION guide_attention_is_view_op(
+  -- Operator name.
+  name STRING
+)
+RETURNS BOOL AS
+SELECT $name IN (
+  'aten::as_strided', 'aten::view', 'aten::expand', 'aten::reshape', 'aten::_reshape_alias',
+  'aten::_unsafe_view', 'aten::resolve_conj', 'aten::transpose', 'aten::t', 'aten::unsqueeze',
+  'aten::squeeze', 'aten::permute', 'aten::select', 'aten::slice', 'aten::alias',
+  'aten::lift_fresh', 'aten::detach'
+);
+
+-- GPU work launched from inside CPU regions: a launch call on the region's thread that starts
+-- inside the region. `regions` needs the columns id, ts, dur and track_id.
+CREATE PERFETTO MACRO guide_attention_work_in(regions TableOrSubquery)
+RETURNS TableOrSubquery AS
+(
+  SELECT r.id AS region_id, w.*
+  FROM $regions AS r
+  JOIN guide_attention_gpu_work AS w
+    ON w.launch_track_id = r.track_id AND w.launch_ts >= r.ts AND w.launch_ts < r.ts + r.dur
+);
+
+-- CPU regions with the attention shape they compute: read from the region itself when it is an
+-- aten::scaled_dot_product_attention call, else from the first such call or aten::matmul inside
+-- it (its first input is q: [batch, heads, seq, head_dim]). `regions` needs id, ts, dur, name,
+-- track_id and depth.
+CREATE PERFETTO MACRO guide_attention_with_shape(regions TableOrSubquery)
+RETURNS TableOrSubquery AS
+(
+  WITH
+    reg AS (SELECT id, ts, dur, name, track_id, depth FROM $regions),
+    shape_op AS (
+      SELECT
+        r.id AS region_id,
+        s.arg_set_id,
+        ROW_NUMBER() OVER (
+          PARTITION BY r.id
+          ORDER BY s.name != 'aten::scaled_dot_product_attention', s.ts, s.depth
+        ) AS rn
+      FROM reg AS r
+      JOIN slice AS s
+        ON s.track_id = r.track_id AND s.ts >= r.ts AND s.ts < r.ts + r.dur
+        AND s.depth >= r.depth
+      WHERE s.name IN ('aten::scaled_dot_product_attention', 'aten::matmul')
+    )
+  SELECT
+    r.id,
+    r.ts,
+    r.dur,
+    r.name,
+    CASE
+      WHEN r.name GLOB 'attn_fwd/*/*'
+        THEN substr(r.name, 10, instr(substr(r.name, 10), '/') - 1)
+      ELSE NULL
+    END AS impl,
+    r.track_id,
+    r.depth,
+    extract_arg(o.arg_set_id, 'args.Input Dims[0][0]') AS batch,
+    extract_arg(o.arg_set_id, 'args.Input Dims[0][1]') AS heads,
+    extract_arg(o.arg_set_id, 'args.Input Dims[0][2]') AS seq,
+    extract_arg(o.arg_set_id, 'args.Input Dims[0][3]') AS head_dim,
+    guide_attention_elem_bytes(extract_arg(o.arg_set_id, 'args.Input type[0]')) AS elem_bytes
+  FROM reg AS r
+  LEFT JOIN shape_op AS o ON o.region_id = r.id AND o.rn = 1
+);
+
+-- One row per region: CPU operators, GPU work launched from inside it, and the traffic through
+-- [seq, seq] score tensors its operators read. `regions` needs the columns of
+-- guide_attention_with_shape. Columns: id, name, impl, ts, cpu_ns (the region's duration),
+-- batch, heads, seq, head_dim, elem_bytes, cpu_ops (aten:: operators inside, all depths),
+-- sdpa_self_ns (self time of aten::scaled_dot_product_attention calls inside), kernels,
+-- copies (memcpy and memset), gpu_ns (summed duration of that GPU work), launch_apis
+-- (distinct, comma-separated), score_passes (innermost non-view operators reading a
+-- [batch, heads, seq, seq]-sized input), score_traffic_bytes (bytes of such inputs read,
+-- doubled for the write of a same-size result: an estimate) and flops (dense attention
+-- FLOPs of the two matmuls, 4 * batch * heads * seq^2 * head_dim).
+CREATE PERFETTO MACRO guide_attention_summary(regions TableOrSubquery)
+RETURNS TableOrSubquery AS
+(
+  WITH
+    reg AS (SELECT * FROM $regions),
+    op AS (
+      SELECT
+        r.id AS region_id,
+        s.id,
+        s.name,
+        s.parent_id,
+        s.arg_set_id,
+        s.dur - COALESCE((SELECT SUM(c.dur) FROM slice AS c WHERE c.parent_id = s.id), 0)
+          AS self_ns,
+        r.batch * r.heads * r.seq * r.seq AS score_numel
+      FROM reg AS r
+      JOIN slice AS s
+        ON s.track_id = r.track_id AND s.ts >= r.ts AND s.ts < r.ts + r.dur
+        AND s.depth >= r.depth
+      WHERE s.category = 'cpu_op'
+    ),
+    reader AS (
+      -- Operators that touch data (no views or allocations) with a score-sized first or
+      -- second input.
+      SELECT
+        o.*,
+        COALESCE(
+          CASE WHEN guide_attention_input_numel(o.arg_set_id, 0) = o.score_numel
+            THEN o.score_numel
+              * guide_attention_elem_bytes(extract_arg(o.arg_set_id, 'args.Input type[0]'))
+          END, 0)
+        + COALESCE(
+          CASE WHEN guide_attention_input_numel(o.arg_set_id, 1) = o.score_numel
+            THEN o.score_numel
+              * guide_attention_elem_bytes(extract_arg(o.arg_set_id, 'args.Input type[1]'))
+          END, 0) AS read_bytes
+      FROM op AS o
+      WHERE NOT guide_attention_is_view_op(o.name)
+        AND o.name NOT GLOB 'aten::empty*'
+        AND (
+          guide_attention_input_numel(o.arg_set_id, 0) = o.score_numel
+          OR guide_attention_input_numel(o.arg_set_id, 1) = o.score_numel
+        )
+    ),
+    score_read AS (
+      -- Innermost readers only: an operator handing the tensor to another is not a pass.
+      SELECT rd.region_id, COUNT(*) AS passes, SUM(rd.read_bytes) AS read_bytes
+      FROM reader AS rd
+      WHERE NOT EXISTS (SELECT 1 FROM reader AS c WHERE c.parent_id = rd.id)
+      GROUP BY rd.region_id
+    ),
+    work AS (SELECT * FROM guide_attention_work_in!(reg))
+  SELECT
+    r.id,
+    r.name,
+    r.impl,
+    r.ts,
+    r.dur AS cpu_ns,
+    r.batch,
+    r.heads,
+    r.seq,
+    r.head_dim,
+    r.elem_bytes,
+    (SELECT COUNT(*) FROM op WHERE op.region_id = r.id AND op.name GLOB 'aten::*') AS cpu_ops,
+    COALESCE(
+      (SELECT SUM(op.self_ns) FROM op
+       WHERE op.region_id = r.id AND op.name = 'aten::scaled_dot_product_attention'),
+      0
+    ) AS sdpa_self_ns,
+    (SELECT COUNT(*) FROM work WHERE work.region_id = r.id AND work.category = 'kernel')
+      AS kernels,
+    (SELECT COUNT(*) FROM work WHERE work.region_id = r.id AND work.category != 'kernel')
+      AS copies,
+    COALESCE((SELECT SUM(work.dur) FROM work WHERE work.region_id = r.id), 0) AS gpu_ns,
+    (SELECT GROUP_CONCAT(api, ', ') FROM (
+      SELECT DISTINCT work.launch_api AS api FROM work WHERE work.region_id = r.id ORDER BY api
+    )) AS launch_apis,
+    COALESCE(sr.passes, 0) AS score_passes,
+    2 * COALESCE(sr.read_bytes, 0) AS score_traffic_bytes,
+    4 * r.batch * r.heads * r.seq * r.seq * r.head_dim AS flops
+  FROM reg AS r
+  LEFT JOIN score_read AS sr ON sr.region_id = r.id
+);
+
+-- The annotated forward regions (`attn_fwd`, or `attn_fwd/<impl>/...` in a sweep) with their
+-- shape; columns as guide_attention_with_shape returns them (impl is NULL for plain `attn_fwd`).
+CREATE PERFETTO TABLE guide_attention_forward AS
+SELECT *
+FROM guide_attention_with_shape!((
+  SELECT id, ts, dur, name, track_id, depth
+  FROM slice
+  WHERE category = 'user_annotation' AND (name = 'attn_fwd' OR name GLOB 'attn_fwd/*')
+));
+
+-- Every forward region summarised; columns as guide_attention_summary returns them.
+CREATE PERFETTO TABLE guide_attention_forward_summary AS
+SELECT * FROM guide_attention_summary!(guide_attention_forward);
+
+-- Every CPU slice inside a forward region (operators and runtime calls), with its forward.
+CREATE PERFETTO VIEW guide_attention_forward_slice(
+  -- Forward region id.
+  fwd_id LONG,
+  -- Slice id.
+  id LONG,
+  -- Start (ns).
+  ts TIMESTAMP,
+  -- Duration (ns).
+  dur DURATION,
+  -- Slice name.
+  name STRING,
+  -- cpu_op, cuda_runtime, cuda_driver, ...
+  category STRING,
+  -- Depth below the forward region (1 = called directly inside it).
+  rel_depth LONG,
+  -- Enclosing slice.
+  parent_id LONG,
+  -- Argument set (input shapes and types for operators).
+  arg_set_id LONG,
+  -- Self time: duration minus that of the slices directly inside it (ns).
+  self_ns LONG
+) AS
+SELECT
+  f.id AS fwd_id,
+  s.id,
+  s.ts,
+  s.dur,
+  s.name,
+  s.category,
+  s.depth - f.depth AS rel_depth,
+  s.parent_id,
+  s.arg_set_id,
+  s.dur - COALESCE((SELECT SUM(c.dur) FROM slice AS c WHERE c.parent_id = s.id), 0) AS self_ns
+FROM guide_attention_forward AS f
+JOIN slice AS s
+  ON s.track_id = f.track_id AND s.ts >= f.ts AND s.ts < f.ts + f.dur AND s.depth > f.depth;

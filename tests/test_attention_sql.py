@@ -1,0 +1,191 @@
+"""The attention SQL (generators/sql/attention.sql and the attention_* queries) on real GPU traces.
+
+The guide's own attention captures are CPU-only until a CUDA capture is committed, so the GPU
+paths of the same SQL are exercised here on the reference traces in ../shared/reference-traces
+(other projects' A100 / H100 Kineto traces; test inputs only). Regions there are not named
+`attn_fwd`, so the module is loaded with its region filter pointed at a region those traces have.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from generators.derive import run_query
+from generators.queries import load_query
+from generators.tp import open_trace
+
+REPO = Path(__file__).resolve().parents[1]
+REFERENCE = REPO.parent / "shared" / "reference-traces"
+MODULE = REPO / "generators" / "sql" / "attention.sql"
+REGION_FILTER = "category = 'user_annotation' AND (name = 'attn_fwd' OR name GLOB 'attn_fwd/*')"
+
+pytestmark = pytest.mark.skipif(
+    not REFERENCE.is_dir(), reason="reference GPU traces (../shared/reference-traces) not present"
+)
+
+
+@contextmanager
+def reference(name: str) -> Iterator[object]:
+    with open_trace(REFERENCE / name) as tp:
+        yield tp
+
+
+@contextmanager
+def with_regions(name: str, region: str) -> Iterator[object]:
+    """A reference trace with the attention module loaded, `region` slices as the forwards."""
+    sql = MODULE.read_text()
+    assert REGION_FILTER in sql, "the module's forward filter changed; update this test"
+    with reference(name) as tp:
+        tp.query(sql.replace(REGION_FILTER, f"name = '{region}'"))  # type: ignore[attr-defined]
+        yield tp
+
+
+def query(tp: object, name: str, region: str) -> list[dict[str, object]]:
+    """Run a query file on regions named ``region`` instead of `attn_fwd`."""
+    q = load_query(name)
+    sql = q.sql.replace("INCLUDE PERFETTO MODULE guide.attention;", "")
+    sql = sql.replace("'attn_fwd'", f"'{region}'")
+    return run_query(tp, dataclasses.replace(q, sql=sql)).rows
+
+
+def rows(tp: object, sql: str) -> list[dict[str, object]]:
+    result = tp.query("INCLUDE PERFETTO MODULE guide.attention;\n" + sql)  # type: ignore[attr-defined]
+    return [{c: getattr(r, c) for c in result.column_names} for r in result]
+
+
+@pytest.mark.parametrize(
+    ("name", "family"),
+    [
+        ("fmha_cutlassF_bf16_aligned_64x64_rf_sm80", "efficient attention (CUTLASS fmha)"),
+        (
+            "void pytorch_flash::flash_fwd_kernel<pytorch_flash::Flash_fwd_kernel_traits<64, 128, "
+            "128, 4, false, false, cutlass::bfloat16_t> >(pytorch_flash::Flash_fwd_params)",
+            "flash attention",
+        ),
+        (
+            "cudnn_generated_fort_native_sdpa_sm80_flash_fprop_wmma_f16_knob_6_128x64x64_4x1x1_"
+            "cga1x1x1_kernel0_0",
+            "cuDNN attention (generated)",
+        ),
+        ("ampere_sgemm_128x64_tn", "GEMM, fp32 on CUDA cores"),
+        ("ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_64x3_nn", "GEMM, tensor cores"),
+        ("Memcpy DtoD (Device -> Device)", "memcpy"),
+        ("void (anonymous namespace)::softmax_warp_forward<c10::BFloat16>(...)", "softmax"),
+        ("void at::native::triu_tril_kernel<bool, long, true, 4, true>(...)", "mask (tril)"),
+    ],
+)
+def test_kernel_family_decodes_names(name: str, family: str) -> None:
+    with reference("a100-triton-compiled.json.gz") as tp:
+        got = rows(tp, f"SELECT guide_attention_kernel_family('{name}') AS f")[0]["f"]
+    assert got == family
+
+
+def test_register_occupancy_arithmetic() -> None:
+    """255 registers x 128 threads: 2 blocks of 4 warps fit in 65536 registers -> 8/64 warps."""
+    with reference("a100-triton-compiled.json.gz") as tp:
+        got = rows(
+            tp,
+            "SELECT guide_attention_register_occupancy_pct(255, 128, 65536, 64) AS a, "
+            "guide_attention_register_occupancy_pct(240, 256, 65536, 64) AS b, "
+            "guide_attention_register_occupancy_pct(32, 256, 65536, 64) AS c",
+        )[0]
+    assert (got["a"], got["b"], got["c"]) == (12.5, 12.5, 100.0)
+
+
+def test_memcpy_found_with_its_launch_and_operator() -> None:
+    """Every memcpy in a real A100 trace is linked to cudaMemcpyAsync inside aten::copy_."""
+    with reference("a100-simple-add.json.gz") as tp:
+        found = rows(
+            tp,
+            "SELECT name, launch_api, launch_category, op_name FROM guide_attention_gpu_work "
+            "WHERE category = 'gpu_memcpy'",
+        )
+        total = rows(tp, "SELECT COUNT(*) AS n FROM slice WHERE category = 'gpu_memcpy'")[0]["n"]
+    assert len(found) == total > 0
+    assert {r["launch_api"] for r in found} == {"cudaMemcpyAsync"}
+    assert {r["launch_category"] for r in found} == {"cuda_runtime"}
+    assert {r["op_name"] for r in found} == {"aten::copy_"}
+
+
+def test_copies_query_names_the_memcpy_and_its_launch() -> None:
+    region = "[param|cuda]"
+    with with_regions("a100-simple-add.json.gz", region) as tp:
+        got = query(tp, "attention_copies", region)
+    copy = next(r for r in got if r["parent"] == "aten::_to_copy" and r["name"] == "aten::copy_")
+    assert str(copy["gpu_work"]).startswith("Memcpy HtoD")
+    assert copy["launch_api"] == "cudaMemcpyAsync"
+
+
+def test_driver_api_launch_is_found() -> None:
+    """cuLaunchKernel (a cuda_driver call) is linked to its kernel like a runtime launch."""
+    with reference("a100-triton-compiled.json.gz") as tp:
+        got = rows(
+            tp,
+            "SELECT name, launch_api, launch_category FROM guide_attention_gpu_work "
+            "WHERE category = 'kernel'",
+        )
+    assert got == [
+        {
+            "name": "triton_poi_fused_add_cos_sin_0",
+            "launch_api": "cuLaunchKernel",
+            "launch_category": "cuda_driver",
+        }
+    ]
+
+
+def test_launch_apis_of_a_region_include_driver_launches() -> None:
+    """The H100 trace launches GEMMs through cuLaunchKernel and cudaLaunchKernelExC."""
+    with reference("h100-bert-small-inference.json.gz") as tp:
+        apis = {
+            r["launch_api"]
+            for r in rows(tp, "SELECT DISTINCT launch_api FROM guide_attention_gpu_work")
+        }
+    assert {"cudaLaunchKernel", "cuLaunchKernel", "cudaLaunchKernelExC"} <= apis
+
+
+def test_flash_forward_on_h100_one_kernel_low_occupancy() -> None:
+    """The SDPA calls of a real H100 trace, as forwards: one flash kernel each, its registers and
+    block size giving a register-limited occupancy of 12.5 %, the reported one below it."""
+    region = "aten::scaled_dot_product_attention"
+    with with_regions("h100-bert-small-inference.json.gz", region) as tp:
+        fwd = query(tp, "attention_forward", region)[0]
+        kernels = query(tp, "attention_kernels", region)
+        ops = query(tp, "attention_ops", region)
+    assert fwd["forwards"] == 4
+    assert (fwd["batch"], fwd["heads"], fwd["seq"], fwd["head_dim"]) == (1, 8, 141, 64)
+    assert fwd["kernels_per_fwd"] == 1 and fwd["copies_per_fwd"] == 0
+    assert fwd["launch_apis"] == "cudaLaunchKernel"
+    assert fwd["score_passes"] == 0
+    assert fwd["flops"] == 4 * 8 * 141 * 141 * 64
+    assert fwd["gpu_per_fwd_ns"] > 0 and fwd["gpu_tflops"] > 0
+    assert fwd["score_matrix_bytes"] == 8 * 141 * 141 * 2
+    (kernel,) = kernels
+    assert kernel["family"] == "flash attention"
+    assert kernel["per_fwd"] == 1
+    assert (kernel["registers_per_thread"], kernel["block_threads"]) == (255, 128)
+    assert kernel["register_occupancy_pct"] == 12.5
+    assert kernel["reported_occupancy_pct"] <= kernel["register_occupancy_pct"]
+    assert ops[0]["gpu_work"] == "flash attention"
+
+
+def test_forward_summary_on_an_a100_model_forward() -> None:
+    """Kernels, memsets and their launch APIs inside annotated regions of a real A100 trace."""
+    region = "[param|pytorch.model.alex_net|0|0|0|measure|forward]"
+    with with_regions("a100-simple-add.json.gz", region) as tp:
+        fwd = query(tp, "attention_forward", region)[0]
+        kernels = query(tp, "attention_kernels", region)
+    assert fwd["forwards"] == 2
+    assert fwd["kernels_per_fwd"] > 10 and fwd["gpu_per_fwd_ns"] > 0
+    assert "cudaLaunchKernel" in str(fwd["launch_apis"])
+    assert (
+        sum(float(k["per_fwd"]) for k in kernels) == fwd["kernels_per_fwd"] + fwd["copies_per_fwd"]
+    )
+    for k in kernels:
+        if k["family"] not in ("memcpy", "memset"):
+            assert k["registers_per_thread"] and k["block_threads"]
+            assert k["reported_occupancy_pct"] <= k["register_occupancy_pct"] + 0.5
