@@ -1,0 +1,28 @@
+-- Inside a decode forward: what the attention blocks, MLPs and norms of all layers cost per token
+-- output: table
+-- columns: region=Region, calls=Calls per token, cpu_ns=CPU time per token, cpu_share_pct=Share of the forward's CPU time, cpu_ops=CPU ops per token, kernels=Kernels per token, kernel_ns=GPU kernel time per token
+INCLUDE PERFETTO MODULE guide.llm;
+
+WITH
+  dec AS (SELECT * FROM guide_llm_forward WHERE phase = 'decode'),
+  region AS (
+    -- The labels the workload puts around each layer's modules (--layer-labels).
+    SELECT s.id AS window_id, s.ts, s.dur, s.track_id, s.name AS region
+    FROM guide_kineto_slice AS s
+    JOIN dec AS d ON s.track_id = d.track_id AND s.ts >= d.ts AND s.ts < d.ts + d.dur
+    WHERE s.category = 'user_annotation' AND s.name IN ('attention', 'mlp', 'norm')
+  ),
+  cost AS (SELECT * FROM guide_llm_window_cost!(region)),
+  tokens AS (SELECT COUNT(*) AS n, SUM(dur) AS cpu FROM dec)
+SELECT
+  region.region,
+  COUNT(*) * 1.0 / tokens.n AS calls,
+  CAST(SUM(cost.cpu_ns) / tokens.n AS INT) AS cpu_ns,
+  100.0 * SUM(cost.cpu_ns) / tokens.cpu AS cpu_share_pct,
+  SUM(cost.cpu_ops) * 1.0 / tokens.n AS cpu_ops,
+  SUM(cost.kernels) * 1.0 / tokens.n AS kernels,
+  CAST(SUM(cost.kernel_ns) / tokens.n AS INT) AS kernel_ns
+FROM region
+JOIN cost USING (window_id), tokens
+GROUP BY region.region
+ORDER BY cpu_ns DESC;

@@ -1,0 +1,346 @@
+-- A language model generating tokens: forwards labelled `prefill` / `decode`, what each one
+-- costs on the CPU and the GPU, the bytes each decode forward must read, and the attention
+-- kernels chosen. The window macros take any table of CPU windows, so the same SQL measures a
+-- forward of this guide's model or a module of any other model's trace.
+INCLUDE PERFETTO MODULE guide.kineto;
+
+-- Every model forward of every profiled `generate` call: the prefill, then one decode per token.
+CREATE PERFETTO TABLE guide_llm_forward(
+  -- Slice id of the `prefill` or `decode` annotation.
+  id LONG,
+  -- Profiler step (one generate call) the forward belongs to.
+  step LONG,
+  -- 'prefill' or 'decode'.
+  phase STRING,
+  -- Position in its generate call: 0 = the prefill, 1 = the first decode, ...
+  idx LONG,
+  -- Start of the forward on the CPU (ns).
+  ts TIMESTAMP,
+  -- CPU time of the forward: its annotation's duration (ns).
+  dur DURATION,
+  -- Track of the CPU thread.
+  track_id LONG,
+  -- Length of this token's turn: from this forward's start to the next forward's start (or the
+  -- end of the generate call for the last one), i.e. forward plus generate's own work (ns).
+  token_dur DURATION
+) AS
+WITH
+  fwd AS (
+    SELECT s.id, st.step, s.name AS phase, s.ts, s.dur, s.track_id, st.ts + st.dur AS step_end
+    FROM guide_kineto_slice AS s
+    JOIN guide_kineto_profiler_step AS st
+      ON s.track_id = st.track_id AND s.ts >= st.ts AND s.ts < st.ts + st.dur
+    WHERE s.category = 'user_annotation' AND s.name IN ('prefill', 'decode')
+  ),
+  gen AS (
+    -- End of the `generate` annotation around the forwards of each step.
+    SELECT st.step, g.ts + g.dur AS gen_end
+    FROM guide_kineto_profiler_step AS st
+    JOIN guide_kineto_slice AS g
+      ON g.track_id = st.track_id AND g.ts >= st.ts AND g.ts < st.ts + st.dur
+    WHERE g.name = 'generate'
+  )
+SELECT
+  fwd.id,
+  fwd.step,
+  fwd.phase,
+  ROW_NUMBER() OVER (PARTITION BY fwd.step ORDER BY fwd.ts) - 1 AS idx,
+  fwd.ts,
+  fwd.dur,
+  fwd.track_id,
+  COALESCE(
+    LEAD(fwd.ts) OVER (PARTITION BY fwd.step ORDER BY fwd.ts), gen.gen_end, fwd.step_end
+  ) - fwd.ts AS token_dur
+FROM fwd
+LEFT JOIN gen USING (step);
+
+-- The CPU operators and runtime/driver calls that start inside each CPU window. `windows` needs
+-- the columns window_id, ts, dur and track_id (the CPU thread's track), and windows on one track
+-- must not overlap (forwards, a forward's turns, sibling modules). Each slice is matched to the
+-- latest window that started at or before it on its track (a sort, not a range join, so it stays
+-- fast on traces with hundreds of thousands of slices).
+-- Columns: window_id; id, ts, dur, name and category of the slice.
+CREATE PERFETTO MACRO guide_llm_window_slice(windows TableOrSubquery)
+RETURNS TableOrSubquery AS
+(
+  WITH
+    _llm_w AS (SELECT window_id, ts, dur, track_id FROM $windows),
+    _llm_marks AS (
+      SELECT w.ts, w.track_id, 0 AS is_slice, NULL AS id
+      FROM _llm_w AS w
+      UNION ALL
+      SELECT s.ts, s.track_id, 1 AS is_slice, s.id
+      FROM guide_kineto_slice AS s
+      WHERE s.category IN ('cpu_op', 'cuda_runtime', 'cuda_driver')
+        AND s.track_id IN (SELECT track_id FROM _llm_w)
+    ),
+    _llm_latest AS (
+      SELECT
+        id,
+        track_id,
+        MAX(IIF(is_slice = 0, ts, NULL)) OVER (
+          PARTITION BY track_id ORDER BY ts, is_slice ROWS UNBOUNDED PRECEDING
+        ) AS window_ts
+      FROM _llm_marks
+    )
+  SELECT w.window_id, s.id, s.ts, s.dur, s.name, s.category
+  FROM _llm_latest AS l
+  JOIN _llm_w AS w ON w.track_id = l.track_id AND w.ts = l.window_ts
+  JOIN guide_kineto_slice AS s ON s.id = l.id
+  WHERE l.id IS NOT NULL AND s.ts < w.ts + w.dur
+);
+
+-- GPU kernels launched from inside each CPU window (same input as guide_llm_window_slice): a
+-- kernel belongs to the window in which its launch call (cudaLaunchKernel, cuLaunchKernel,
+-- cudaGraphLaunch...) started.
+-- Columns: window_id; launch_id and launch_name (the runtime or driver call); kernel_id,
+-- kernel_ts, kernel_dur and kernel_name (the kernel it started).
+CREATE PERFETTO MACRO guide_llm_window_kernel(windows TableOrSubquery)
+RETURNS TableOrSubquery AS
+(
+  SELECT
+    r.window_id,
+    r.id AS launch_id,
+    r.name AS launch_name,
+    g.id AS kernel_id,
+    g.ts AS kernel_ts,
+    g.dur AS kernel_dur,
+    g.name AS kernel_name
+  FROM guide_llm_window_slice!($windows) AS r
+  JOIN guide_kineto_launch_link AS ll ON ll.launch_id = r.id
+  JOIN guide_kineto_gpu_activity AS g ON g.id = ll.gpu_id AND g.category = 'kernel'
+  WHERE r.category IN ('cuda_runtime', 'cuda_driver')
+);
+
+-- What each CPU window costs: operators, launch calls and the GPU kernels they started. Same
+-- input as guide_llm_window_kernel; one row per window, also for windows that launched nothing.
+-- Columns: window_id; cpu_ns (the window's length); cpu_ops; kernel_launches (calls named
+-- *LaunchKernel*); graph_launches (cudaGraphLaunch); launch_ns (CPU time in those calls);
+-- kernels and kernel_ns (kernels launched from the window, their summed time); gpu_span_ns
+-- (first kernel start to last kernel end); max_gap_ns and idle_ns (the longest and the summed
+-- time with no kernel running between the first and the last).
+CREATE PERFETTO MACRO guide_llm_window_cost(windows TableOrSubquery)
+RETURNS TableOrSubquery AS
+(
+  WITH
+    _llm_win AS (SELECT window_id, ts, dur, track_id FROM $windows),
+    _llm_k AS (SELECT * FROM guide_llm_window_kernel!(_llm_win)),
+    -- Idle time before each kernel: from the latest end of any earlier kernel of the window.
+    _llm_gap AS (
+      SELECT
+        window_id,
+        kernel_ts - MAX(kernel_ts + kernel_dur) OVER (
+          PARTITION BY window_id ORDER BY kernel_ts, kernel_id
+          ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
+        ) AS gap_ns
+      FROM _llm_k
+    ),
+    _llm_call AS (
+      SELECT
+        s.window_id,
+        SUM(s.category = 'cpu_op') AS cpu_ops,
+        SUM(s.name GLOB '*aunchKernel*') AS kernel_launches,
+        SUM(s.name GLOB '*GraphLaunch*') AS graph_launches,
+        SUM(IIF(s.name GLOB '*aunchKernel*' OR s.name GLOB '*GraphLaunch*', s.dur, 0))
+          AS launch_ns
+      FROM guide_llm_window_slice!(_llm_win) AS s
+      GROUP BY s.window_id
+    ),
+    _llm_kernel AS (
+      SELECT
+        window_id,
+        COUNT(*) AS kernels,
+        SUM(kernel_dur) AS kernel_ns,
+        MAX(kernel_ts + kernel_dur) - MIN(kernel_ts) AS gpu_span_ns
+      FROM _llm_k
+      GROUP BY window_id
+    ),
+    _llm_idle AS (
+      SELECT window_id, MAX(gap_ns) AS max_gap_ns, SUM(MAX(gap_ns, 0)) AS idle_ns
+      FROM _llm_gap
+      WHERE gap_ns IS NOT NULL
+      GROUP BY window_id
+    )
+  SELECT
+    w.window_id,
+    w.dur AS cpu_ns,
+    COALESCE(c.cpu_ops, 0) AS cpu_ops,
+    COALESCE(c.kernel_launches, 0) AS kernel_launches,
+    COALESCE(c.graph_launches, 0) AS graph_launches,
+    COALESCE(c.launch_ns, 0) AS launch_ns,
+    COALESCE(k.kernels, 0) AS kernels,
+    COALESCE(k.kernel_ns, 0) AS kernel_ns,
+    k.gpu_span_ns,
+    i.max_gap_ns,
+    COALESCE(i.idle_ns, 0) AS idle_ns
+  FROM _llm_win AS w
+  LEFT JOIN _llm_call AS c USING (window_id)
+  LEFT JOIN _llm_kernel AS k USING (window_id)
+  LEFT JOIN _llm_idle AS i USING (window_id)
+);
+
+-- Bytes per element of a tensor type as the profiler spells it (`Input type`).
+CREATE PERFETTO FUNCTION guide_llm_elem_bytes(
+  -- e.g. 'float', 'c10::BFloat16', 'c10::Half', 'double'.
+  type STRING
+)
+RETURNS LONG AS
+SELECT CASE
+  WHEN $type IN ('double', 'long int', 'int64_t') THEN 8
+  WHEN $type IN ('float', 'int') THEN 4
+  WHEN $type IN ('c10::BFloat16', 'c10::Half', 'short int') THEN 2
+  WHEN $type IN ('unsigned char', 'signed char', 'bool', 'c10::Float8_e4m3fn') THEN 1
+  ELSE NULL
+END;
+
+-- Weight bytes every `aten::linear` reads, from the shapes the profiler recorded
+-- (record_shapes=True): input 1 is the weight, out_features x in_features.
+CREATE PERFETTO VIEW guide_llm_linear_read(
+  -- Slice id of the aten::linear call.
+  id LONG,
+  -- Start (ns).
+  ts TIMESTAMP,
+  -- Track of the CPU thread.
+  track_id LONG,
+  -- Bytes of the weight matrix.
+  weight_bytes LONG
+) AS
+SELECT
+  id,
+  ts,
+  track_id,
+  extract_arg(arg_set_id, 'args.Input Dims[1][0]')
+    * extract_arg(arg_set_id, 'args.Input Dims[1][1]')
+    * guide_llm_elem_bytes(extract_arg(arg_set_id, 'args.Input type[1]')) AS weight_bytes
+FROM guide_kineto_slice
+WHERE name = 'aten::linear';
+
+-- Key and value bytes every attention call reads (inputs 1 and 2 of
+-- aten::scaled_dot_product_attention: batch x heads x cached positions x head size).
+CREATE PERFETTO VIEW guide_llm_attention_read(
+  -- Slice id of the aten::scaled_dot_product_attention call.
+  id LONG,
+  -- Start (ns).
+  ts TIMESTAMP,
+  -- Track of the CPU thread.
+  track_id LONG,
+  -- Sequences in the batch.
+  batch LONG,
+  -- Query positions (the prompt length in prefill, 1 in decode).
+  query_len LONG,
+  -- Key/value positions attended to (the cache length in decode).
+  kv_len LONG,
+  -- Bytes of keys plus values.
+  kv_bytes LONG
+) AS
+SELECT
+  id,
+  ts,
+  track_id,
+  extract_arg(arg_set_id, 'args.Input Dims[0][0]') AS batch,
+  extract_arg(arg_set_id, 'args.Input Dims[0][2]') AS query_len,
+  extract_arg(arg_set_id, 'args.Input Dims[1][2]') AS kv_len,
+  2 * extract_arg(arg_set_id, 'args.Input Dims[1][0]')
+    * extract_arg(arg_set_id, 'args.Input Dims[1][1]')
+    * extract_arg(arg_set_id, 'args.Input Dims[1][2]')
+    * extract_arg(arg_set_id, 'args.Input Dims[1][3]')
+    * guide_llm_elem_bytes(extract_arg(arg_set_id, 'args.Input type[1]')) AS kv_bytes
+FROM guide_kineto_slice
+WHERE name = 'aten::scaled_dot_product_attention';
+
+-- Peak memory bandwidth of GPUs the guide knows, from the vendors' datasheets.
+CREATE PERFETTO TABLE guide_llm_gpu_peak(
+  -- GPU as the datasheet names it.
+  gpu STRING,
+  -- GLOB pattern matching torch.cuda.get_device_name() for that GPU.
+  name_glob STRING,
+  -- Peak memory bandwidth (bytes per second; the datasheet's TB/s x 1e12).
+  peak_bytes_per_s DOUBLE,
+  -- The figure as the datasheet prints it.
+  datasheet STRING,
+  -- Where the number comes from.
+  source STRING
+) AS
+WITH peak(gpu, name_glob, peak_bytes_per_s, datasheet, source) AS (VALUES
+  ('H200 (SXM or NVL)', 'NVIDIA H200*', 4.8e12, '4.8 TB/s',
+    'https://www.nvidia.com/en-us/data-center/h200/'),
+  ('H100 SXM', 'NVIDIA H100 80GB HBM3', 3.35e12, '3.35 TB/s',
+    'https://www.nvidia.com/en-us/data-center/h100/'),
+  ('H100 NVL', 'NVIDIA H100 NVL', 3.9e12, '3.9 TB/s', 'https://www.nvidia.com/en-us/data-center/h100/'),
+  ('H100 PCIe', 'NVIDIA H100 PCIe', 2.0e12, '2 TB/s', 'https://www.nvidia.com/en-us/data-center/h100/'),
+  ('A100 80GB SXM', 'NVIDIA A100-SXM4-80GB', 2.039e12, '2,039 GB/s',
+    'https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf'),
+  ('A100 80GB PCIe', 'NVIDIA A100 80GB PCIe', 1.935e12, '1,935 GB/s',
+    'https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf'),
+  ('A100 40GB SXM', 'NVIDIA A100-SXM4-40GB', 1.555e12, '1,555 GB/s',
+    'https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf'),
+  ('A100 40GB PCIe', 'NVIDIA A100-PCIE-40GB', 1.555e12, '1,555 GB/s',
+    'https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf')
+)
+SELECT gpu, name_glob, peak_bytes_per_s, datasheet, source FROM peak;
+
+-- The device the workload ran on, from its `device=<name>` annotation, with its peak bandwidth
+-- when the guide knows the GPU (NULL otherwise: a CPU or an unknown GPU).
+CREATE PERFETTO VIEW guide_llm_device(
+  -- torch.cuda.get_device_name(), or 'cpu'.
+  name STRING,
+  -- Peak memory bandwidth (bytes per second) or NULL.
+  peak_bytes_per_s DOUBLE
+) AS
+WITH d AS (
+  SELECT substr(name, length('device=') + 1) AS name
+  FROM guide_kineto_slice
+  WHERE category = 'user_annotation' AND name GLOB 'device=*'
+  LIMIT 1
+)
+SELECT d.name, (SELECT p.peak_bytes_per_s FROM guide_llm_gpu_peak AS p WHERE d.name GLOB p.name_glob)
+  AS peak_bytes_per_s
+FROM d;
+
+-- The attention implementation family a kernel or backend operator name points to.
+CREATE PERFETTO FUNCTION guide_llm_attention_family(
+  -- Kernel or operator name.
+  name STRING
+)
+RETURNS STRING AS
+SELECT CASE
+  WHEN $name GLOB '*flash*' AND $name GLOB '*splitkv*' THEN 'FlashAttention (split-KV)'
+  WHEN $name GLOB '*flash*' OR $name GLOB '*Flash*' THEN 'FlashAttention'
+  WHEN $name GLOB '*cudnn*' THEN 'cuDNN attention'
+  WHEN $name GLOB '*fmha*' OR $name GLOB '*efficient_attention*' THEN 'memory-efficient'
+  WHEN $name GLOB '*math*' THEN 'math (unfused)'
+  ELSE NULL
+END;
+
+-- Every attention call with the backend operator it dispatched to and the kernels it launched.
+CREATE PERFETTO VIEW guide_llm_attention_kernel(
+  -- Slice id of the aten::scaled_dot_product_attention call.
+  sdpa_id LONG,
+  -- Name of the first operator nested directly inside it (the backend, e.g.
+  -- aten::_scaled_dot_product_flash_attention); NULL if none.
+  backend_op STRING,
+  -- Kernel launched from inside the call (NULL on a CPU-only trace).
+  kernel_name STRING,
+  -- Duration of that kernel (ns).
+  kernel_dur DURATION
+) AS
+WITH
+  sdpa AS (
+    SELECT id AS window_id, ts, dur, track_id
+    FROM guide_kineto_slice
+    WHERE name = 'aten::scaled_dot_product_attention'
+  ),
+  backend AS (
+    SELECT parent_id AS sdpa_id, name, ROW_NUMBER() OVER (PARTITION BY parent_id ORDER BY ts) AS n
+    FROM guide_kineto_slice
+    WHERE parent_id IN (SELECT window_id FROM sdpa) AND category = 'cpu_op'
+  ),
+  k AS (SELECT * FROM guide_llm_window_kernel!(sdpa))
+SELECT
+  sdpa.window_id AS sdpa_id,
+  b.name AS backend_op,
+  k.kernel_name,
+  k.kernel_dur
+FROM sdpa
+LEFT JOIN backend AS b ON b.sdpa_id = sdpa.window_id AND b.n = 1
+LEFT JOIN k ON k.window_id = sdpa.window_id;

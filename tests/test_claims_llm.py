@@ -1,0 +1,282 @@
+"""Every claim docs/part-4/01-llm-generate.md makes about its traces, checked on the artifacts.
+
+Claims about GPU-only concepts are checked on the CUDA capture and skipped until one exists;
+the SQL behind them is proven on real GPU traces in tests/test_llm_sql.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.claims import capture_record, shown_device, table, values
+
+STEP = "llm"
+EAGER, BATCH, LAYERS, GRAPHS = "eager_b1", "eager_b8", "eager_b1_layers", "static_compiled_b1"
+
+
+def _decode(variant: str, *, cpu_ok: bool = True) -> dict[str, object]:
+    return values(STEP, variant, cpu_ok=cpu_ok)["llm_decode"]
+
+
+def _phases(variant: str, *, cpu_ok: bool = True) -> dict[str, dict[str, float]]:
+    rows = table(STEP, variant, "llm_phases", cpu_ok=cpu_ok)
+    return {r["phase"]: {k: float(v) for k, v in r.items() if k != "phase"} for r in rows}
+
+
+def _settings(variant: str, *, cpu_ok: bool = True) -> dict:
+    return capture_record(STEP, variant, cpu_ok=cpu_ok)["settings"]
+
+
+def _needs_cuda(*variants: str) -> pytest.MarkDecorator:
+    missing = [v for v in variants if shown_device(STEP, v, cpu_ok=False) is None]
+    return pytest.mark.skipif(
+        bool(missing), reason=f"no CUDA capture of {STEP}/{', '.join(missing)} committed yet"
+    )
+
+
+# ---- prefill against decode ---------------------------------------------------------------------
+@pytest.mark.parametrize("variant", [EAGER, BATCH, LAYERS])
+def test_one_prefill_then_one_decode_per_further_token(variant: str) -> None:
+    """'one prefill, then one decode for each token after the first'."""
+    settings = _settings(variant)
+    phases = _phases(variant)
+    assert list(phases) == ["prefill", "decode"]
+    assert phases["prefill"]["forwards"] == 1
+    assert phases["decode"]["forwards"] == settings["new_tokens"] - 1
+    assert _decode(variant)["decodes_per_call"] == settings["new_tokens"] - 1
+
+
+@pytest.mark.parametrize("variant", [EAGER, BATCH])
+def test_prefill_and_decode_run_about_the_same_operators(variant: str) -> None:
+    """'they run about the same number of CPU operators'."""
+    phases = _phases(variant)
+    ratio = phases["prefill"]["cpu_ops"] / phases["decode"]["cpu_ops"]
+    assert 0.8 <= ratio <= 1.25, ratio
+
+
+@_needs_cuda(EAGER)
+def test_prefill_same_kernel_count_more_kernel_time() -> None:
+    """'launch about the same number of kernels ... the prefill's kernel time per forward is
+    larger than a decode's'."""
+    phases = _phases(EAGER, cpu_ok=False)
+    ratio = phases["prefill"]["kernels"] / phases["decode"]["kernels"]
+    assert 0.75 <= ratio <= 1.33, ratio
+    assert phases["prefill"]["kernel_ns"] > 1.5 * phases["decode"]["kernel_ns"]
+
+
+# ---- overhead-bound decode ----------------------------------------------------------------------
+@_needs_cuda(EAGER)
+def test_decode_gpu_busy_less_than_half() -> None:
+    """'in the CUDA capture it is busy for less than half of the decode step'."""
+    decode = _decode(EAGER, cpu_ok=False)
+    assert 0 < decode["gpu_busy_pct"] < 50
+
+
+@_needs_cuda(EAGER)
+def test_kernels_finish_sooner_than_the_next_launch() -> None:
+    """'on average a kernel finishes sooner than the CPU gets the next one launched'."""
+    d = _decode(EAGER, cpu_ok=False)
+    mean_kernel = d["kernel_ns_per_token"] / d["kernels_per_token"]
+    mean_launch_interval = d["token_ns"] / d["kernel_launches_per_token"]
+    assert mean_kernel < mean_launch_interval
+    assert d["kernels_per_token"] > 0 and d["gpu_idle_ns_per_token"] > 0
+
+
+def test_decode_forward_is_most_of_the_decode_step() -> None:
+    """The CPU paragraph: the forward's share of the decode step is a share (0-100)."""
+    d = _decode(EAGER)
+    assert 50 < d["forward_share_pct"] <= 100
+    assert d["cpu_ops_per_token"] > 0
+
+
+def test_cpu_capture_has_no_kernels() -> None:
+    """'On a CPU there is only the thread's lane' / 'there are no kernels'."""
+    if shown_device(STEP, EAGER) != "cpu":
+        pytest.skip("the page shows a CUDA capture")
+    for variant in (EAGER, BATCH, LAYERS):
+        d = _decode(variant)
+        assert d["kernels_per_token"] == 0 and d["kernel_launches_per_token"] == 0
+        assert all(r["kernel_name"] == "" for r in table(STEP, variant, "llm_attention"))
+    lanes = {r["lane"] for r in table(STEP, EAGER, "llm_decode_timeline")}
+    assert all(lane.startswith("CPU") for lane in lanes)
+
+
+# ---- memory-bound -------------------------------------------------------------------------------
+@pytest.mark.parametrize("variant", [EAGER, BATCH])
+def test_weights_dominate_the_bytes_read(variant: str) -> None:
+    """'At this prompt length the weights dominate: the cache holds a few hundred positions at
+    most'."""
+    d = _decode(variant)
+    assert d["weight_bytes"] > d["kv_bytes"] > 0
+    assert d["read_bytes"] == d["weight_bytes"] + d["kv_bytes"]
+    kv_len = max(int(r["kv_len"]) for r in table(STEP, variant, "llm_attention"))
+    assert kv_len < 1000
+
+
+def test_weight_bytes_match_the_model() -> None:
+    """The weights read per decode forward are the linear layers' parameters: every parameter
+    except the embedding table and the norm weights (the page says the embedding is not
+    counted)."""
+    settings = _settings(EAGER)
+    model = settings["model"]
+    elem = 2 if settings["dtype"] == "bf16" else 4
+    embedding = model["vocab_size"] * model["hidden_size"] * elem
+    norms = (2 * model["num_hidden_layers"] + 1) * model["hidden_size"] * elem
+    assert _decode(EAGER)["weight_bytes"] == model["parameter_bytes"] - embedding - norms
+
+
+def test_no_percentage_without_a_known_peak() -> None:
+    """'A GPU missing from this table, or a CPU, gets no percentage'."""
+    for variant in (EAGER, BATCH):
+        d = _decode(variant)
+        if d["peak_per_s_bytes"] is None:
+            assert d["bandwidth_pct"] is None and d["read_at_peak_ns"] is None
+        else:
+            assert 0 < d["bandwidth_pct"] <= 100
+
+
+def test_peaks_table_has_sources() -> None:
+    """The peaks table: every row has a vendor source URL."""
+    rows = table(STEP, EAGER, "llm_peaks")
+    assert {r["gpu"] for r in rows} >= {"H100 SXM", "H200 (SXM or NVL)", "A100 80GB SXM"}
+    assert all(r["source"].startswith("https://www.nvidia.com/") for r in rows)
+
+
+@_needs_cuda(EAGER)
+def test_reading_at_peak_is_a_floor() -> None:
+    """'the floor for a decode step on this GPU'."""
+    d = _decode(EAGER, cpu_ok=False)
+    if d["read_at_peak_ns"] is None:
+        pytest.skip(f"no peak bandwidth known for {d['device_name']}")
+    assert d["read_at_peak_ns"] < d["token_ns"]
+
+
+# ---- static cache + CUDA graphs -----------------------------------------------------------------
+@_needs_cuda(EAGER, GRAPHS)
+def test_graph_launch_replaces_kernel_launches() -> None:
+    """'a decode step makes N cudaGraphLaunch call(s) and only M ordinary kernel launches ...
+    where eager decoding made K' and 'The GPU lane becomes dense'."""
+    eager, graphs = _decode(EAGER, cpu_ok=False), _decode(GRAPHS, cpu_ok=False)
+    assert graphs["graph_launches_per_token"] >= 1
+    assert eager["graph_launches_per_token"] == 0
+    assert graphs["kernel_launches_per_token"] < eager["kernel_launches_per_token"] / 5
+    assert graphs["gpu_busy_pct"] > eager["gpu_busy_pct"]
+
+
+@_needs_cuda(GRAPHS)
+def test_first_call_pays_for_the_compile() -> None:
+    """'The compile is paid on the first call'."""
+    wall = _settings(GRAPHS, cpu_ok=False)["wall_clock"]
+    assert wall["first_call_s"] > wall["generate_s"]
+
+
+def test_compiled_variant_has_no_cpu_capture() -> None:
+    """'On a CPU this variant is not captured'."""
+    from generators.steps import get_step
+
+    assert get_step(STEP).variant(GRAPHS).cpu_args is None
+
+
+# ---- batch size ---------------------------------------------------------------------------------
+def test_batch_reads_same_weights_eightfold_cache() -> None:
+    """'each decode forward reads the same weights and launches the same operators ... The
+    cache ... grow[s] eight-fold'."""
+    b1, b8 = _decode(EAGER), _decode(BATCH)
+    assert _settings(BATCH)["batch"] == 8 and b8["batch"] == 8 and b1["batch"] == 1
+    assert b8["weight_bytes"] == b1["weight_bytes"]
+    assert b8["kv_bytes"] == 8 * b1["kv_bytes"]
+    ops1, ops8 = _phases(EAGER)["decode"]["cpu_ops"], _phases(BATCH)["decode"]["cpu_ops"]
+    assert abs(ops8 - ops1) <= 0.1 * ops1
+
+
+def test_batch_8_makes_more_tokens_per_second() -> None:
+    """'{tokens_per_second b8} tokens per second ... against {b1}' (more at batch 8)."""
+    assert _decode(BATCH)["tokens_per_second"] > _decode(EAGER)["tokens_per_second"]
+
+
+@_needs_cuda(EAGER, BATCH)
+def test_batch_raises_gpu_busy_share() -> None:
+    """'the GPU busy share rises'."""
+    assert (
+        _decode(BATCH, cpu_ok=False)["gpu_busy_pct"] > _decode(EAGER, cpu_ok=False)["gpu_busy_pct"]
+    )
+
+
+# ---- attention ----------------------------------------------------------------------------------
+def test_attention_query_and_key_positions() -> None:
+    """'In the prefill the query has one position per prompt token; in a decode, a single
+    position that reads ... up to the prompt plus all tokens generated so far'."""
+    settings = _settings(EAGER)
+    rows = {r["phase"]: r for r in table(STEP, EAGER, "llm_attention")}
+    assert int(rows["prefill"]["query_len"]) == settings["prompt_len"]
+    assert int(rows["prefill"]["kv_len"]) == settings["prompt_len"]
+    assert int(rows["decode"]["query_len"]) == 1
+    assert int(rows["decode"]["kv_len"]) == settings["prompt_len"] + settings["new_tokens"] - 1
+    assert all(r["backend_op"].startswith("aten::_scaled_dot_product") for r in rows.values())
+
+
+@_needs_cuda(EAGER)
+def test_attention_kernels_are_named_and_decoded() -> None:
+    """'on a GPU the Kernel column the kernel that ran ... Implementation ... decoded'."""
+    rows = table(STEP, EAGER, "llm_attention", cpu_ok=False)
+    assert {r["phase"] for r in rows} == {"prefill", "decode"}
+    assert all(r["kernel_name"] for r in rows)
+    assert any(r["family"] for r in rows)
+
+
+# ---- per-layer breakdown ------------------------------------------------------------------------
+def test_each_layer_runs_one_attention_one_mlp_two_norms() -> None:
+    """'Every layer runs one attention block, one MLP and two norms per token' and the rest of
+    the forward is outside the labels."""
+    layers = _settings(LAYERS)["model"]["num_hidden_layers"]
+    rows = {r["region"]: r for r in table(STEP, LAYERS, "llm_layers")}
+    assert float(rows["attention"]["calls"]) == layers
+    assert float(rows["mlp"]["calls"]) == layers
+    assert float(rows["norm"]["calls"]) == 2 * layers
+    assert sum(float(r["cpu_share_pct"]) for r in rows.values()) < 100
+    labelled_ops = sum(float(r["cpu_ops"]) for r in rows.values())
+    assert labelled_ops < _phases(LAYERS)["decode"]["cpu_ops"]
+
+
+def test_labels_add_no_operators() -> None:
+    """'a decode forward of this variant runs exactly as many CPU operators as in eager_b1'."""
+    assert _phases(LAYERS)["decode"]["cpu_ops"] == _phases(EAGER)["decode"]["cpu_ops"]
+
+
+@pytest.mark.parametrize("variant", [EAGER, BATCH])
+def test_batch_keeps_positions_per_sequence(variant: str) -> None:
+    """'same positions per sequence, eight sequences per call'."""
+    rows = {r["phase"]: r for r in table(STEP, variant, "llm_attention")}
+    base = {r["phase"]: r for r in table(STEP, EAGER, "llm_attention")}
+    for phase in ("prefill", "decode"):
+        assert rows[phase]["query_len"] == base[phase]["query_len"]
+        assert rows[phase]["kv_len"] == base[phase]["kv_len"]
+
+
+def test_only_the_layers_variant_has_layer_labels() -> None:
+    """'which is why the other variants run without them'."""
+    assert table(STEP, EAGER, "llm_layers") == []
+    assert table(STEP, BATCH, "llm_layers") == []
+    assert _settings(LAYERS)["layer_labels"] is True
+
+
+# ---- summary and wall clock ---------------------------------------------------------------------
+@pytest.mark.parametrize("variant", [EAGER, BATCH, LAYERS])
+def test_wall_clock_recorded(variant: str) -> None:
+    """'Each capture also times generate with the profiler off ... kept in capture.json'."""
+    wall = _settings(variant)["wall_clock"]
+    assert 0 < wall["ttft_s"] < wall["generate_s"]
+    assert wall["tpot_s"] > 0 and wall["tokens_per_s"] > 0
+    d = _decode(variant)
+    assert 0 < d["ttft_ns"] < d["generate_ns"]
+
+
+@_needs_cuda(EAGER, BATCH)
+@pytest.mark.parametrize("variant", [EAGER, BATCH])
+def test_trace_agrees_with_wall_clock_on_cuda(variant: str) -> None:
+    """'the tests check the trace's figures against that wall clock'."""
+    wall = _settings(variant, cpu_ok=False)["wall_clock"]
+    d = _decode(variant, cpu_ok=False)
+    assert d["generate_ns"] >= 0.8 * wall["generate_s"] * 1e9
+    assert d["generate_ns"] <= 3 * wall["generate_s"] * 1e9
+    assert d["token_ns"] <= 3 * wall["tpot_s"] * 1e9

@@ -1,0 +1,197 @@
+"""The SQL behind Part 4's GPU-only sections, proven on real GPU traces from other projects.
+
+The guide has no CUDA capture of the ``llm`` step yet, so the window macros of
+``generators/sql/llm.sql`` (kernels per window, launches, GPU busy time and gaps, the attention
+backend and kernel, the bytes a linear layer reads) run here on the reference traces in
+``../shared/reference-traces/`` (test inputs only, never shown as this project's measurements).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generators.tp import open_trace
+
+REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference-traces"
+H100_BERT = REFERENCE / "h100-bert-small-inference.json.gz"
+A100_ADD = REFERENCE / "a100-simple-add.json.gz"
+A100_TRITON = REFERENCE / "a100-triton-compiled.json.gz"
+
+pytestmark = pytest.mark.skipif(
+    not H100_BERT.exists(), reason="reference traces not available next to the repository"
+)
+
+INCLUDE = "INCLUDE PERFETTO MODULE guide.llm;\n"
+
+
+def _rows(trace: Path, sql: str) -> list[dict[str, object]]:
+    with open_trace(trace) as tp:
+        result = tp.query(INCLUDE + sql)
+        columns = list(result.column_names)
+        return [{c: getattr(row, c) for c in columns} for row in result]
+
+
+def _cost_of(trace: Path, windows_sql: str) -> list[dict[str, object]]:
+    return _rows(
+        trace,
+        f"WITH win AS ({windows_sql}) SELECT * FROM guide_llm_window_cost!(win) ORDER BY window_id",
+    )
+
+
+def test_window_cost_on_a_whole_model_forward_h100() -> None:
+    """Launches per step, kernels, busy time and gaps for one BERT forward on an H100."""
+    (row,) = _cost_of(
+        H100_BERT,
+        "SELECT id AS window_id, ts, dur, track_id FROM guide_kineto_slice "
+        "WHERE name = 'nn.Module: BertLMHeadModel_0'",
+    )
+    with open_trace(H100_BERT) as tp:
+        totals = next(
+            iter(
+                tp.query(
+                    "INCLUDE PERFETTO MODULE guide.kineto; SELECT "
+                    "(SELECT COUNT(*) FROM guide_kineto_gpu_activity WHERE category = 'kernel') "
+                    "AS kernels, (SELECT COUNT(*) FROM guide_kineto_runtime_call "
+                    "WHERE name GLOB '*aunchKernel*') AS launches"
+                )
+            )
+        )
+    assert row["kernels"] == totals.kernels == 60
+    assert row["kernel_launches"] == totals.launches == 60
+    assert row["graph_launches"] == 0
+    assert row["cpu_ops"] > 0 and row["launch_ns"] > 0
+    assert 0 < row["kernel_ns"] <= row["gpu_span_ns"]
+    assert row["idle_ns"] == row["gpu_span_ns"] - row["kernel_ns"]
+    assert 0 < row["max_gap_ns"] <= row["idle_ns"]
+
+
+def test_per_module_breakdown_h100() -> None:
+    """The per-layer breakdown's SQL, with BERT's module slices as the regions."""
+    rows = _rows(
+        H100_BERT,
+        """
+        WITH region AS (
+          SELECT id AS window_id, ts, dur, track_id,
+            CASE
+              WHEN name GLOB 'nn.Module: BertAttention_*' THEN 'attention'
+              WHEN name GLOB 'nn.Module: BertIntermediate_*' THEN 'mlp'
+            END AS region
+          FROM guide_kineto_slice
+          WHERE name GLOB 'nn.Module: BertAttention_*' OR name GLOB 'nn.Module: BertIntermediate_*'
+        ),
+        cost AS (SELECT * FROM guide_llm_window_cost!(region))
+        SELECT region, COUNT(*) AS calls, SUM(cost.kernels) AS kernels,
+          SUM(cost.kernel_ns) AS kernel_ns
+        FROM region JOIN cost USING (window_id)
+        GROUP BY region ORDER BY region
+        """,
+    )
+    by_region = {r["region"]: r for r in rows}
+    assert by_region["attention"]["calls"] == by_region["mlp"]["calls"] == 4
+    assert by_region["attention"]["kernels"] > by_region["mlp"]["kernels"] > 0
+    assert all(r["kernel_ns"] > 0 for r in rows)
+
+
+def test_window_kernels_follow_driver_launches_a100_triton() -> None:
+    """A Triton kernel launched with cuLaunchKernel (cuda_driver) is found from its window."""
+    rows = _rows(
+        A100_TRITON,
+        # The launching thread is not the one with ProfilerStep#1 in this trace: the window is
+        # the outermost slice around the launch call on its own thread.
+        "WITH w AS (SELECT o.id AS window_id, o.ts, o.dur, o.track_id "
+        "FROM guide_kineto_slice AS o JOIN guide_kineto_slice AS l "
+        "ON l.track_id = o.track_id AND l.ts >= o.ts AND l.ts < o.ts + o.dur "
+        "WHERE l.name = 'cuLaunchKernel' AND o.depth = 0) "
+        "SELECT * FROM guide_llm_window_kernel!(w)",
+    )
+    assert [r["launch_name"] for r in rows] == ["cuLaunchKernel"]
+    assert rows[0]["kernel_name"].startswith("triton_")
+
+
+def test_labelled_window_a100() -> None:
+    """An annotation window like the page's prefill/decode labels (the innermost of the two
+    nested `measure|forward` labels: windows on one track must not overlap)."""
+    rows = _cost_of(
+        A100_ADD,
+        "SELECT id AS window_id, ts, dur, track_id FROM guide_kineto_slice "
+        "WHERE name GLOB '*measure|forward]' ORDER BY depth DESC LIMIT 1",
+    )
+    (row,) = rows
+    assert row["kernels"] > 0 and row["cpu_ops"] > 0
+    assert row["kernel_launches"] >= row["kernels"]
+    assert 0 <= row["idle_ns"] < row["gpu_span_ns"]
+    assert row["max_gap_ns"] <= row["idle_ns"]
+
+
+def test_attention_backend_and_kernel_h100() -> None:
+    """The attention table's SQL: backend operator, kernel name and implementation family."""
+    rows = _rows(
+        H100_BERT,
+        "INCLUDE PERFETTO MODULE guide.kernel_names; "
+        "SELECT backend_op, kernel_name, guide_llm_attention_family(kernel_name) AS family, "
+        "guide_kernel_names_summary(kernel_name) AS decoded FROM guide_llm_attention_kernel",
+    )
+    assert len(rows) == 4
+    assert {r["backend_op"] for r in rows} == {"aten::_scaled_dot_product_flash_attention"}
+    assert all("flash" in r["kernel_name"] for r in rows)
+    assert {r["family"] for r in rows} <= {"FlashAttention", "FlashAttention (split-KV)"}
+    assert all(r["decoded"] for r in rows)  # Part 2's decoder knows the flash kernels
+
+
+def test_linear_weight_bytes_h100() -> None:
+    """Bytes per weight from recorded shapes and dtype (bf16 on this trace: 2 bytes)."""
+    rows = _rows(
+        H100_BERT,
+        "SELECT l.weight_bytes, extract_arg(s.arg_set_id, 'args.Input Dims[1][0]') AS o, "
+        "extract_arg(s.arg_set_id, 'args.Input Dims[1][1]') AS i "
+        "FROM guide_llm_linear_read AS l JOIN slice AS s USING (id)",
+    )
+    assert rows
+    assert all(r["weight_bytes"] == 2 * r["o"] * r["i"] for r in rows)
+
+
+def test_attention_read_bytes_h100() -> None:
+    """Keys and values read by each attention call, from its recorded shapes."""
+    rows = _rows(H100_BERT, "SELECT * FROM guide_llm_attention_read")
+    assert len(rows) == 4
+    for r in rows:
+        assert r["query_len"] == r["kv_len"] > 0  # self-attention over one sequence
+        assert r["kv_bytes"] > 0 and r["kv_bytes"] % 2 == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "peak"),
+    [
+        ("NVIDIA H100 80GB HBM3", 3.35e12),
+        ("NVIDIA H200", 4.8e12),
+        ("NVIDIA A100-SXM4-80GB", 2.039e12),
+        ("NVIDIA GeForce RTX 4090", None),
+        ("cpu", None),
+    ],
+)
+def test_peak_lookup(name: str, peak: float | None) -> None:
+    """A known GPU gets its datasheet bandwidth; anything else gets none."""
+    rows = _rows(
+        A100_TRITON,
+        f"SELECT (SELECT peak_bytes_per_s FROM guide_llm_gpu_peak WHERE '{name}' GLOB name_glob) "
+        "AS peak",
+    )
+    assert rows[0]["peak"] == peak
+
+
+def test_reference_traces_have_no_device_annotation() -> None:
+    """Without the workload's device=<name> annotation there is no device row: no percentage."""
+    assert _rows(H100_BERT, "SELECT * FROM guide_llm_device") == []
+
+
+def test_peak_table_matches_its_datasheet_text() -> None:
+    """Each peak in bytes per second is the datasheet's printed figure (TB/s or GB/s, decimal)."""
+    rows = _rows(A100_TRITON, "SELECT * FROM guide_llm_gpu_peak")
+    assert len(rows) == 8
+    for r in rows:
+        number, unit = str(r["datasheet"]).split()
+        scale = {"TB/s": 1e12, "GB/s": 1e9}[unit]
+        assert float(number.replace(",", "")) * scale == pytest.approx(r["peak_bytes_per_s"])
+        assert str(r["source"]).startswith("https://www.nvidia.com/")
