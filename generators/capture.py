@@ -63,7 +63,7 @@ def resolve_device(requested: str) -> str:
 def capture_sources(step: Step) -> list[Path]:
     """The files whose content decides what a capture of ``step`` records."""
     gen = REPO_ROOT / "generators"
-    return [step.workload_path, gen / "profiling.py", gen / "steps.py"]
+    return [step.workload_path, gen / "profiling.py"]
 
 
 def capture_variant(step: Step, variant: Variant, device: str, out_dir: Path) -> CaptureResult:

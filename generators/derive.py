@@ -119,7 +119,7 @@ def derive_sources(step: Step) -> list[Path]:
     return paths
 
 
-def _queries_of(step: Step, variant: str | None = None) -> list[str]:
+def _queries_of(step: Step, variant: str | None = None, device: str = "cuda") -> list[str]:
     """Queries to run: the variant's tables and values, then its figures' data.
 
     Without ``variant``: every query any variant of the step may run (for source hashes).
@@ -127,10 +127,10 @@ def _queries_of(step: Step, variant: str | None = None) -> list[str]:
     if variant is None:
         names = list(step.queries)
         for v in step.variants:
-            names += [q for q in v.queries or () if q not in names]
+            names += [q for q in (*(v.queries or ()), *v.cuda_queries) if q not in names]
         figures = step.figures
     else:
-        names = list(step.queries_for(variant))
+        names = list(step.queries_for(variant, device))
         figures = tuple(f for f in step.figures if variant in f.variants)
     for fig in figures:
         if fig.data not in names:
@@ -142,8 +142,10 @@ def derive_variant(step: Step, variant_dir: Path, device: str) -> list[Path]:
     """Derive every output of one captured variant; returns the files written."""
     trace = variant_dir / TRACE_FILE
     capture = read_json(variant_dir / CAPTURE_FILE)
-    table_queries = step.queries_for(variant_dir.name)
-    queries = [load_query(name) for name in _queries_of(step, variant_dir.name)]
+    table_queries = step.queries_for(variant_dir.name, device)
+    queries = [load_query(name) for name in _queries_of(step, variant_dir.name, device)]
+    if device != "cuda":
+        queries = [q for q in queries if not q.needs_cuda]
     written: list[Path] = []
     values: dict[str, dict[str, object]] = {}
     results: dict[str, Rows] = {}
@@ -170,6 +172,11 @@ def derive_variant(step: Step, variant_dir: Path, device: str) -> list[Path]:
             path = variant_dir / f"{query.name}{suffix}"
             atomic_write_text(path, text)
             written.append(path)
+    # Timings measured outside the profiler by the workload itself (e.g. time to first token),
+    # so pages can set them beside what the trace says.
+    wall_clock = capture.get("settings", {}).get("wall_clock")
+    if isinstance(wall_clock, dict):
+        values["capture"] = {k: v for k, v in sorted(wall_clock.items()) if not isinstance(v, dict)}
     if values:
         path = variant_dir / VALUES_FILE
         atomic_write_text(path, dump_json(values))

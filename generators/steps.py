@@ -36,6 +36,8 @@ class Variant:
     #: Table/values queries for this variant only; None means the step's ``queries``. Every
     #: derived file must be shown by some page, so variants ask only the questions pages show.
     queries: tuple[str, ...] | None = None
+    #: Extra queries derived only from this variant's CUDA trace (shown with ``cpu=False``).
+    cuda_queries: tuple[str, ...] = ()
 
     def args_for(self, device: str) -> tuple[str, ...] | None:
         """The workload's command-line arguments on ``device``, or None if it cannot run there."""
@@ -86,10 +88,11 @@ class Step:
             f"step {self.slug!r} has no variant {name!r}; its variants are: {known}"
         )
 
-    def queries_for(self, variant: str) -> tuple[str, ...]:
-        """The table/values queries derived for ``variant`` (figure data comes on top)."""
-        own = self.variant(variant).queries
-        return self.queries if own is None else own
+    def queries_for(self, variant: str, device: str = "cuda") -> tuple[str, ...]:
+        """The table/values queries derived for ``variant`` on ``device`` (plus figure data)."""
+        v = self.variant(variant)
+        own = self.queries if v.queries is None else v.queries
+        return own + v.cuda_queries if device == "cuda" else own
 
     def variants_for(self, device: str) -> tuple[Variant, ...]:
         return tuple(v for v in self.variants if v.args_for(device) is not None)
@@ -120,11 +123,21 @@ register(
                 name="small_cold",
                 description="64 x 64 fp32, eager, no warm-up before the profiler starts",
                 args=("--size", "64", "--dtype", "fp32"),
+                queries=(
+                    "ops",
+                    "step_summary",
+                    "steps",
+                    "matmul_add_settings",
+                    "matmul_add_overhead",
+                    "matmul_add_chain",
+                    "matmul_add_lanes",
+                ),
             ),
             Variant(
                 name="small_warm",
                 description="64 x 64 fp32, eager, ten untraced calls before the profiler starts",
                 args=("--size", "64", "--dtype", "fp32", "--warmup", "10"),
+                queries=("steps", "matmul_add_settings"),
             ),
             Variant(
                 name="large_cold",
@@ -132,12 +145,23 @@ register(
                 args=("--dtype", "bf16"),
                 cpu_args=_LARGE_CPU,
                 cuda_args=_LARGE_CUDA,
+                queries=(
+                    "step_summary",
+                    "matmul_add_settings",
+                    "matmul_add_overhead",
+                    "matmul_add_compiled",
+                    "matmul_add_lanes",
+                    "matmul_add_occupancy",
+                    "matmul_add_footprint",
+                    "matmul_add_sync",
+                ),
             ),
             Variant(
                 name="large_fp32",
                 description="4096 x 4096 fp32 on a GPU: the same GEMM without bf16 tensor cores",
                 args=("--dtype", "fp32", "--size", "4096"),
                 cpu_args=None,
+                queries=("matmul_add_settings", "matmul_add_gemm_kernels"),
             ),
             Variant(
                 name="startup",
@@ -145,6 +169,7 @@ register(
                 args=("--dtype", "bf16", "--wait", "0", "--warmup-steps", "0", "--active", "20"),
                 cpu_args=_LARGE_CPU,
                 cuda_args=_LARGE_CUDA,
+                queries=("matmul_add_settings", "matmul_add_lanes"),
             ),
             Variant(
                 name="variance",
@@ -152,11 +177,17 @@ register(
                 args=("--dtype", "bf16", "--warmup", "3", "--active", "20"),
                 cpu_args=_LARGE_CPU,
                 cuda_args=_LARGE_CUDA,
+                queries=(
+                    "matmul_add_settings",
+                    "matmul_add_gemm_spread",
+                    "matmul_add_gemm_kernels",
+                ),
             ),
             Variant(
                 name="batched",
                 description="batched 3-D inputs (8 x 64 x 64 fp32): aten::bmm instead of aten::mm",
                 args=("--size", "64", "--dtype", "fp32", "--batch", "8"),
+                queries=("matmul_add_settings", "matmul_add_chain", "matmul_add_occupancy"),
             ),
             Variant(
                 name="compiled",
@@ -164,6 +195,13 @@ register(
                 args=("--dtype", "bf16", "--compile", "--warmup", "2"),
                 cpu_args=_LARGE_CPU,
                 cuda_args=_LARGE_CUDA,
+                queries=(
+                    "ops",
+                    "step_summary",
+                    "matmul_add_settings",
+                    "matmul_add_overhead",
+                    "matmul_add_compiled",
+                ),
             ),
         ),
         queries=(
@@ -186,7 +224,7 @@ register(
             Figure(
                 name="timeline",
                 data="timeline",
-                variants=("small_cold", "large_cold", "batched", "compiled"),
+                variants=("small_cold", "large_cold", "compiled"),
             ),
             Figure(
                 name="matmul_add_step_bars",
@@ -216,6 +254,7 @@ register(
                 args=("--batch", "1024", "--in_dim", "32", "--out_dim", "64"),
                 cpu_args=("--dtype", "fp32"),
                 cuda_args=("--dtype", "bf16"),
+                queries=("linear_view", "linear_ops", "linear_chain", "linear_rows", "linear_gemm"),
             ),
             Variant(
                 name="compiled",
@@ -223,6 +262,8 @@ register(
                 args=("--batch", "1024", "--in_dim", "32", "--out_dim", "64", "--compile"),
                 cpu_args=("--dtype", "fp32"),
                 cuda_args=("--dtype", "bf16"),
+                queries=("linear_rows",),
+                cuda_queries=("linear_gemm",),
             ),
         ),
         queries=(
@@ -258,6 +299,7 @@ register(
                 args=(),
                 cpu_args=_MLP_CPU_ARGS,
                 cuda_args=_MLP_CUDA_ARGS,
+                queries=("mlp_work", "mlp_summary"),
             ),
             Variant(
                 name="compiled",
@@ -265,6 +307,7 @@ register(
                 args=("--compile",),
                 cpu_args=_MLP_CPU_ARGS,
                 cuda_args=_MLP_CUDA_ARGS,
+                queries=("mlp_work", "mlp_summary"),
             ),
             Variant(
                 name="liger",
@@ -272,6 +315,7 @@ register(
                 args=("--impl", "liger"),
                 cpu_args=None,
                 cuda_args=_MLP_CUDA_ARGS,
+                queries=("mlp_work", "mlp_summary"),
             ),
         ),
         queries=("ops", "step_summary", "steps", "timeline", "mlp_work", "mlp_summary"),
@@ -296,6 +340,12 @@ register(
                 args=("--impl", "naive", *_ATTN_DTYPE),
                 cpu_args=_ATTN_SMALL,
                 cuda_args=_ATTN_REFERENCE,
+                queries=(
+                    "attention_forward",
+                    "attention_ops",
+                    "attention_copies",
+                    "attention_kernels",
+                ),
             ),
             Variant(
                 name="naive_inplace",
@@ -303,6 +353,7 @@ register(
                 args=("--impl", "naive_inplace", *_ATTN_DTYPE),
                 cpu_args=_ATTN_SMALL,
                 cuda_args=_ATTN_REFERENCE,
+                queries=("attention_forward", "attention_copies", "attention_kernels"),
             ),
             Variant(
                 name="sdpa_math",
@@ -310,6 +361,7 @@ register(
                 args=("--impl", "sdpa", "--backend", "math", *_ATTN_DTYPE),
                 cpu_args=_ATTN_SMALL,
                 cuda_args=_ATTN_REFERENCE,
+                queries=("attention_forward", "attention_ops", "attention_kernels"),
             ),
             Variant(
                 name="sdpa_efficient",
@@ -317,6 +369,7 @@ register(
                 args=("--impl", "sdpa", "--backend", "efficient", *_ATTN_DTYPE),
                 cpu_args=None,
                 cuda_args=_ATTN_REFERENCE,
+                queries=("attention_forward", "attention_kernels"),
             ),
             Variant(
                 name="sdpa_flash",
@@ -324,6 +377,7 @@ register(
                 args=("--impl", "sdpa", "--backend", "flash", *_ATTN_DTYPE),
                 cpu_args=_ATTN_SMALL,
                 cuda_args=_ATTN_REFERENCE,
+                queries=("attention_forward", "attention_ops", "attention_kernels"),
             ),
             Variant(
                 name="sdpa_cudnn",
@@ -331,6 +385,7 @@ register(
                 args=("--impl", "sdpa", "--backend", "cudnn", *_ATTN_DTYPE),
                 cpu_args=None,
                 cuda_args=_ATTN_REFERENCE,
+                queries=("attention_forward", "attention_kernels"),
             ),
             Variant(
                 name="sweep",
@@ -345,6 +400,7 @@ register(
                     "--sweep-impls",
                     "naive_inplace,sdpa_math,sdpa_efficient,sdpa_flash,sdpa_cudnn",
                 ),
+                queries=("step_summary", "attention_sweep"),
             ),
         ),
         queries=(
@@ -357,7 +413,7 @@ register(
             "attention_sweep",
         ),
         figures=(
-            Figure(name="timeline", data="timeline", variants=("naive", "naive_inplace")),
+            Figure(name="timeline", data="timeline", variants=("naive",)),
             Figure(name="attention_sweep", data="attention_sweep", variants=("sweep",)),
         ),
     )
@@ -388,6 +444,7 @@ register(
                 args=("--batch", "1", "--cache", "dynamic"),
                 cpu_args=_LLM_CPU,
                 cuda_args=_LLM_CUDA,
+                queries=("llm_phases", "llm_decode", "llm_attention", "llm_peaks"),
             ),
             Variant(
                 name="eager_b8",
@@ -395,6 +452,7 @@ register(
                 args=("--batch", "8", "--cache", "dynamic"),
                 cpu_args=_LLM_CPU,
                 cuda_args=_LLM_CUDA,
+                queries=("llm_phases", "llm_decode", "llm_attention"),
             ),
             Variant(
                 name="eager_b1_layers",
@@ -402,6 +460,7 @@ register(
                 args=("--batch", "1", "--cache", "dynamic", "--layer-labels"),
                 cpu_args=_LLM_CPU,
                 cuda_args=_LLM_CUDA,
+                queries=("llm_phases", "llm_decode", "llm_layers"),
             ),
             Variant(
                 name="static_compiled_b1",
@@ -411,6 +470,7 @@ register(
                 # more than the toy model's whole capture and shows no launches to remove.
                 cpu_args=None,
                 cuda_args=_LLM_CUDA,
+                queries=("llm_phases", "llm_decode"),
             ),
         ),
         queries=(

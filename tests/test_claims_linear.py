@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.claims import shown_device, table, values
+from tests.claims import shown_device, table, trace_table, trace_values, values
 
 STEP = "linear"
 needs_cuda = pytest.mark.skipif(
@@ -39,7 +39,7 @@ def test_t_swaps_shape_and_strides() -> None:
 def test_t_contains_only_view_operators() -> None:
     """'of which 0 are anything other than aten::transpose and aten::as_strided'."""
     v = _v("eager", "linear_view")
-    assert v["t_calls"] == values(STEP, "eager")["step_summary"]["steps"]
+    assert v["t_calls"] == trace_values(STEP, "eager", "step_summary")["steps"]
     assert v["t_child_ops"] == 2 * v["t_calls"]
     assert v["t_child_ops_doing_work"] == 0
     names = {r["name"] for r in table(STEP, "eager", "linear_chain") if r["depth"] in ("2", "3")}
@@ -88,7 +88,7 @@ def test_compile_removes_linear_and_t_rows_and_adds_wrappers() -> None:
     assert eager["wrapper_rows_per_step"] == 0
     assert compiled["wrapper_rows_per_step"] >= 4
     assert eager["wrapper_self_ns_per_step"] == 0 < compiled["wrapper_self_ns_per_step"]
-    names = {r["name"] for r in table(STEP, "compiled", "ops")}
+    names = {r["name"] for r in trace_table(STEP, "compiled", "ops")}
     for wrapper in ("TorchDynamo Cache Lookup", "Pregraph bytecode"):
         assert wrapper in names
     assert any(n.startswith("Torch-Compiled Region") for n in names)

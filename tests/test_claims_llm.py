@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.claims import capture_record, shown_device, table, values
+from tests.claims import capture_record, shown_device, table, trace_table, values
 
 STEP = "llm"
 EAGER, BATCH, LAYERS, GRAPHS = "eager_b1", "eager_b8", "eager_b1_layers", "static_compiled_b1"
@@ -96,7 +96,7 @@ def test_cpu_capture_has_no_kernels() -> None:
     for variant in (EAGER, BATCH, LAYERS):
         d = _decode(variant)
         assert d["kernels_per_token"] == 0 and d["kernel_launches_per_token"] == 0
-        assert all(r["kernel_name"] == "" for r in table(STEP, variant, "llm_attention"))
+        assert all(r["kernel_name"] == "" for r in trace_table(STEP, variant, "llm_attention"))
     lanes = {r["lane"] for r in table(STEP, EAGER, "llm_decode_timeline")}
     assert all(lane.startswith("CPU") for lane in lanes)
 
@@ -255,8 +255,8 @@ def test_batch_keeps_positions_per_sequence(variant: str) -> None:
 
 def test_only_the_layers_variant_has_layer_labels() -> None:
     """'which is why the other variants run without them'."""
-    assert table(STEP, EAGER, "llm_layers") == []
-    assert table(STEP, BATCH, "llm_layers") == []
+    assert trace_table(STEP, EAGER, "llm_layers") == []
+    assert trace_table(STEP, BATCH, "llm_layers") == []
     assert _settings(LAYERS)["layer_labels"] is True
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.claims import capture_record, shown_device, table, values
+from tests.claims import capture_record, shown_device, table, trace_table, values
 
 STEP = "mlp"
 
@@ -97,7 +97,7 @@ def test_cpu_kernel_profile_is_enabled_for_cpu_compile() -> None:
     """The note: with enable_kernel_profile the C++ kernel has a row of its own."""
     if shown_device(STEP, "compiled") != "cpu":
         pytest.skip("the note is about the CPU capture")
-    names = [r["name"] for r in table(STEP, "compiled", "ops")]
+    names = [r["name"] for r in trace_table(STEP, "compiled", "ops")]
     assert any(n.startswith("graph_0_cpp_fused_") for n in names)
 
 

@@ -18,7 +18,8 @@ import pytest
 from generators.derive import Rows, to_markdown
 from generators.figures import FigureContext, render_svg
 from generators.queries import load_query
-from generators.store import CAPTURE_FILE, MANIFEST_FILE
+from generators.steps import STEPS
+from generators.store import CAPTURE_FILE, KEY_AVERAGES_FILE, MANIFEST_FILE
 from generators.trace_json import load_events
 
 REPO = Path(__file__).resolve().parents[1]
@@ -111,7 +112,9 @@ def _used_files(device: str) -> set[str]:
             continue
         base = f"{call.step}/{call.variant}"
         used |= {f"{base}/{name}" for name in hook.files_for(call)}
-        used.add(f"{base}/{CAPTURE_FILE}")  # named by the page's provenance box
+        # The capture record feeds the page's provenance box; the profiler's own table travels
+        # with its trace (published beside it) even where a page does not print it.
+        used |= {f"{base}/{CAPTURE_FILE}", f"{base}/{KEY_AVERAGES_FILE}"}
     return used
 
 
@@ -122,6 +125,15 @@ def test_every_artifact_is_used_by_a_page(device: str) -> None:
     manifest = json.loads((ARTIFACTS / device / MANIFEST_FILE).read_text())
     unused = sorted(set(manifest["files"]) - _used_files(device))
     assert not unused, f"artifacts/{device} files no page shows: {unused}"
+
+
+def test_every_trace_has_a_perfetto_button() -> None:
+    """One "Open in Perfetto" button per trace: every registered variant has one on a page."""
+    buttons = {(c.step, c.variant) for _, c in all_calls() if c.func == "perfetto"}
+    missing = [
+        f"{s.slug}/{v.name}" for s in STEPS for v in s.variants if (s.slug, v.name) not in buttons
+    ]
+    assert not missing, f"variants without a Perfetto button on any page: {missing}"
 
 
 def test_every_page_reference_exists() -> None:

@@ -27,6 +27,7 @@ def test_step_sources_exist(step) -> None:
 
 def test_every_query_file_is_valid_and_used() -> None:
     used = {q for s in STEPS for q in (*s.queries, *(f.data for f in s.figures))}
+    used |= {q for s in STEPS for v in s.variants for q in (*(v.queries or ()), *v.cuda_queries)}
     for path in QUERIES_DIR.glob("*.sql"):
         load_query(path.stem)
         assert path.stem in used, f"{path.name} is not used by any step"

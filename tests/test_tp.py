@@ -281,3 +281,27 @@ def test_engine_description_is_stable_and_serialisable():
     assert a["engine"] == "wasm-node"
     assert a["version"].startswith("v52.")
     assert a["node"].startswith("v24.")
+
+
+def test_reused_engine_keeps_sql_packages():
+    close_engines()
+    pids = set()
+    for name in ("a100-triton-compiled.json.gz", "mi300x-compiled-triton.json.gz") * 2:
+        with open_trace(REFERENCE_TRACES / name, engine="wasm", sql_packages=[TEST_SQL]) as tp:
+            pids.add(tp.engine.pid)
+            n = next(
+                iter(
+                    tp.query(
+                        "INCLUDE PERFETTO MODULE sql.kernel_totals; "
+                        "SELECT SUM(n) AS n FROM kernel_totals"
+                    )
+                )
+            ).n
+            assert (
+                n
+                == next(
+                    iter(tp.query("SELECT COUNT(*) AS n FROM slice WHERE category = 'kernel'"))
+                ).n
+                > 0
+            )
+    assert len(pids) == 1

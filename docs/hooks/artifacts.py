@@ -196,6 +196,8 @@ class Renderer:
         command = f"make artifacts DEVICE=cuda STEP={call.step}"
         if call.func == "value":
             return '<span class="pg-needs-cuda">(needs a CUDA capture)</span>'
+        if call.func == "perfetto":
+            return ""  # no trace to open; the section's own notice says what is missing
         return (
             '\n!!! warning "Needs a CUDA capture"\n\n'
             "    This part shows GPU activity, and no trace captured on an NVIDIA GPU has been "

@@ -6,6 +6,7 @@ modules (``generators/sql``), then exactly one ``SELECT``::
     -- What does each operator cost on the CPU over the profiled steps?
     -- output: table            (table: CSV + Markdown; values: one row -> values.json)
     -- columns: name=Operator, calls=Calls, self_ns=Self time   (optional Markdown headers)
+    -- needs: cuda              (optional: only asked of CUDA traces, e.g. kernel resources)
     INCLUDE PERFETTO MODULE guide.kineto;
     SELECT ...
 
@@ -35,6 +36,8 @@ class Query:
     output: str
     column_titles: dict[str, str]
     sql: str
+    #: Only meaningful on a GPU trace: derive skips it on the CPU set (pages use cpu=False).
+    needs_cuda: bool = False
 
 
 def load_query(name: str) -> Query:
@@ -65,4 +68,7 @@ def load_query(name: str) -> Query:
     body = "\n".join(line for line in lines if not line.startswith("--"))
     if not re.search(r"\bSELECT\b", body, re.I):
         raise QueryFileError(f"{path.name}: no SELECT statement")
-    return Query(name, path, question, output, titles, text)
+    needs = fields.get("needs", "")
+    if needs not in ("", "cuda"):
+        raise QueryFileError(f"{path.name}: '-- needs:' can only be 'cuda'")
+    return Query(name, path, question, output, titles, text, needs_cuda=needs == "cuda")

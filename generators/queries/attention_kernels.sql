@@ -1,5 +1,6 @@
 -- Which kernels and copies does a forward run on the GPU, how are they launched, and how full can they keep an SM?
 -- output: table
+-- needs: cuda
 -- columns: family=What it is, name=Kernel, per_fwd=Per forward, time_per_fwd_ns=GPU time per forward, launch_api=Launched by, registers_per_thread=Registers per thread, block_threads=Threads per block, grid_blocks=Blocks, reported_occupancy_pct=Reported occupancy, register_occupancy_pct=Register-limited occupancy
 INCLUDE PERFETTO MODULE guide.attention;
 

@@ -1,5 +1,6 @@
 -- What did each kernel ask of the GPU: registers, shared memory, grid, block, estimated occupancy?
 -- output: table
+-- needs: cuda
 -- columns: name=Kernel, instances=Instances, registers_per_thread=Registers per thread, shared_memory_bytes=Shared memory per block, grid=Grid (blocks), block=Block (threads), blocks_per_sm=Blocks per SM, est_occupancy_pct=Est. achieved occupancy
 INCLUDE PERFETTO MODULE guide.launch;
 

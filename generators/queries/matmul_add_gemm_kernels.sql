@@ -1,5 +1,6 @@
 -- Which GEMM kernels ran, how long did each take at its fastest, median and slowest, and at what rate?
 -- output: table
+-- needs: cuda
 -- columns: op_name=Operator, kernel_name=Kernel, instances=Instances, min_ns=Min, median_ns=Median, max_ns=Max, median_tflops=At the median
 INCLUDE PERFETTO MODULE guide.launch;
 

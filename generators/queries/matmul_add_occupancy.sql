@@ -1,5 +1,6 @@
 -- Which kernel launches in the first step are preceded by an occupancy query, and from which operator?
 -- output: table
+-- needs: cuda
 -- columns: op_name=Operator, launch_name=Launch call, kernel_name=Kernel, occupancy_calls=Occupancy queries before it
 INCLUDE PERFETTO MODULE guide.launch;
 

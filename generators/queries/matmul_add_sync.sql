@@ -1,5 +1,6 @@
 -- How long is the device synchronisation at the end of the window, and how much of it was GPU work it waited for?
 -- output: values
+-- needs: cuda
 INCLUDE PERFETTO MODULE guide.launch;
 
 WITH

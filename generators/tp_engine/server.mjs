@@ -363,11 +363,27 @@ function errorField(buf, field = 1) {
   return null;
 }
 
+// The engine itself starts a fresh trace processor instance (with the config
+// of the last RESET) when data arrives after a finished trace; that instance
+// has no SQL packages, so they are registered again after the first append.
+let registerAfterAppend = false;
+let eofSeen = false;
+let currentFtraceRaw = null;
+
 function resetEngine(ftraceRaw) {
-  const args = fVarint(2, ftraceRaw ? 1 : 0);
-  rpc(M.RESET, 107, args);
   finalizeError = null;
+  if (eofSeen && ftraceRaw === currentFtraceRaw) {
+    // The next /parse resets the engine anyway: resetting here too would
+    // build a trace processor instance (the costly part) twice.
+    eofSeen = false;
+    registerAfterAppend = true;
+    return;
+  }
+  rpc(M.RESET, 107, fVarint(2, ftraceRaw ? 1 : 0));
+  currentFtraceRaw = ftraceRaw;
+  eofSeen = false;
   registerPackages();
+  registerAfterAppend = false;
 }
 
 // ------------------------------------------------------------------ HTTP
@@ -383,12 +399,17 @@ const routes = {
       const err = errorField(last, 2);
       if (err) return last;
       for (const f of decodeFields(last)) if (f.field === 1) total += f.value;
+      if (registerAfterAppend) {
+        registerAfterAppend = false;
+        registerPackages();
+      }
       if (body.length === 0) break;
     }
     return Buffer.concat([fVarint(1, total)]);
   },
   "/notify_eof": () => {
     const out = resultBytes(rpc(M.FINALIZE), 212);
+    eofSeen = true;
     finalizeError = errorField(out);
     return out;
   },
