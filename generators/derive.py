@@ -17,6 +17,7 @@ import csv
 import html
 import io
 import logging
+import os
 import re
 import shutil
 import sys
@@ -41,7 +42,7 @@ from generators.store import (
     sha256_file,
     source_hashes,
 )
-from generators.tp import engine_description, open_trace
+from generators.tp import ENV_BIN, ENV_ENGINE, engine_description, open_trace
 from generators.units import format_value
 
 log = logging.getLogger(__name__)
@@ -109,6 +110,19 @@ def to_markdown(rows: Rows, query: Query) -> str:
     return "\n".join(lines) + "\n"
 
 
+def derive_engine() -> str | None:
+    """Artifacts are derived with the pinned offline engine unless one is named explicitly.
+
+    The committed files must be reproducible byte for byte on any machine, and the engine the
+    ``perfetto`` package would cache or download is another Perfetto version, so it is never
+    picked silently here. ``PROFILING_GUIDE_TP_BIN`` or ``PROFILING_GUIDE_TP_ENGINE`` choose
+    another engine on purpose (and the manifest then records it).
+    """
+    if os.environ.get(ENV_BIN) or os.environ.get(ENV_ENGINE):
+        return None
+    return "wasm"
+
+
 def derive_sources(step: Step) -> list[Path]:
     """The files whose content decides the derived artifacts of ``step``."""
     gen = REPO_ROOT / "generators"
@@ -149,7 +163,7 @@ def derive_variant(step: Step, variant_dir: Path, device: str) -> list[Path]:
     written: list[Path] = []
     values: dict[str, dict[str, object]] = {}
     results: dict[str, Rows] = {}
-    with open_trace(trace) as tp:
+    with open_trace(trace, engine=derive_engine()) as tp:
         for query in queries:
             try:
                 results[query.name] = run_query(tp, query)
@@ -282,7 +296,7 @@ def build_manifest(stage: Path, device: str, jobs: list[tuple[Step, Path]]) -> d
     return {
         "note": MANIFEST_NOTE,
         "device_set": device,
-        "trace_processor": engine_description(),
+        "trace_processor": engine_description(engine=derive_engine()),
         "variants": variants,
         "files": files,
     }
