@@ -54,9 +54,15 @@ class Schedule:
         return self.wait + self.warmup + self.active
 
 
-def add_common_arguments(parser: argparse.ArgumentParser) -> None:
-    """Flags shared by every workload: device, schedule and where to write."""
+def add_common_arguments(parser: argparse.ArgumentParser, *, warmup: int = 0) -> None:
+    """Flags shared by every workload: device, untraced warm-up calls, schedule, output."""
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        default=warmup,
+        help="untraced calls before the profiler starts (they also trigger any compilation)",
+    )
     parser.add_argument("--wait", type=int, default=1, help="profiler schedule: skipped steps")
     parser.add_argument(
         "--warmup-steps", type=int, default=1, help="profiler schedule: traced but dropped steps"

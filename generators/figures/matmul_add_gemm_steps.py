@@ -10,6 +10,7 @@ from __future__ import annotations
 import statistics
 
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from generators.figures import FigureContext, plain_text, short_kernel_name
 from generators.units import format_duration_ns
@@ -43,6 +44,7 @@ def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
     )
     ax.set_title(f"{what}, per step — {plain_text(context.hardware)}", loc="left", fontsize=10)
     ax.set_xlabel("ProfilerStep")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole numbers
     ax.set_ylabel(f"duration ({unit})")
     ax.set_xlim(steps[0] - 0.5, steps[-1] + 0.5)
     ax.set_ylim(0, max(times) / scale * 1.15)

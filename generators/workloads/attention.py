@@ -137,9 +137,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--head-dim", type=int, default=64)
     parser.add_argument("--dtype", choices=sorted(DTYPES), default="bf16")
     parser.add_argument(
-        "--warmup", type=int, default=2, help="untraced forwards before the profiler starts"
-    )
-    parser.add_argument(
         "--sweep-seqs",
         type=_ints,
         default=[],
@@ -157,7 +154,7 @@ def main(argv: list[str] | None = None) -> None:
         default=0,
         help="CPU threads for torch (0: torch's default); one keeps CPU timings steadier",
     )
-    add_common_arguments(parser)
+    add_common_arguments(parser, warmup=2)
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)

@@ -49,13 +49,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out_dim", type=int, default=64, help="output features")
     parser.add_argument("--dtype", choices=sorted(DTYPES), default="fp32")
     parser.add_argument("--compile", action="store_true", help="wrap the layer in torch.compile")
-    parser.add_argument(
-        "--warmup",
-        type=int,
-        default=3,
-        help="untraced calls before the profiler starts (they also trigger compilation)",
-    )
-    add_common_arguments(parser)
+    add_common_arguments(parser, warmup=3)
     args = parser.parse_args(argv)
 
     device = resolve_device(args.device)

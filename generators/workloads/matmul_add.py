@@ -51,9 +51,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--dtype", choices=sorted(DTYPES), default="fp32")
     parser.add_argument("--compile", action="store_true", help="wrap matmul_add in torch.compile")
     parser.add_argument(
-        "--warmup", type=int, default=0, help="untraced calls before the profiler starts"
-    )
-    parser.add_argument(
         "--batch", type=int, default=0, help="batched 3-D inputs (B x N x N): aten::bmm"
     )
     add_common_arguments(parser)

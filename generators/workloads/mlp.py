@@ -90,13 +90,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--dtype", choices=sorted(DTYPES), default="fp32")
     parser.add_argument("--impl", choices=["eager", "liger"], default="eager")
     parser.add_argument("--compile", action="store_true", help="wrap the block in torch.compile")
-    parser.add_argument(
-        "--warmup",
-        type=int,
-        default=3,
-        help="untraced calls before the profiler starts (they also trigger compilation)",
-    )
-    add_common_arguments(parser)
+    add_common_arguments(parser, warmup=3)
     args = parser.parse_args(argv)
     if args.compile and args.impl != "eager":
         parser.error("--compile applies to --impl eager only")

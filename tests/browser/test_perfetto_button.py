@@ -16,6 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from tests.browser.perfetto_ui import (
+    NON_LOCAL,
+    STEP_TIMEOUT_MS,
+    TOLERANCE_NS,
+    TRACE_READY_JS,
+    VISIBLE_WINDOW_JS,
+)
+
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, BrowserContext, Page, Route
 
@@ -35,24 +43,8 @@ MISSING_NAME = "no-such-trace.trace.json.gz"
 # Must match data-time-start / data-time-end of #focused in the harness.
 FOCUS_START = Decimal("1694040010.0955")
 FOCUS_END = Decimal("1694040010.0975")
-# Perfetto keeps time in integer nanoseconds; the seconds travel as doubles.
-TOLERANCE_NS = 1_000
 
-STEP_TIMEOUT_MS = 20_000
 
-# Everything not on 127.0.0.1 is refused, so nothing in these tests leaves the machine.
-NON_LOCAL = re.compile(r"^(?!(?:https?|wss?)://127\.0\.0\.1[:/])[a-z][a-z0-9+.-]*://")
-
-# window.app is a debug handle the Perfetto UI exposes.
-TRACE_READY_JS = "() => !!(window.app && window.app.trace && !window.app.isLoadingTrace)"
-VISIBLE_WINDOW_JS = """() => {
-  const span = window.app.trace.timeline.visibleWindow;
-  return {
-    integral: span.start.integral.toString(),
-    fractional: span.start.fractional,
-    duration: span.duration,
-  };
-}"""
 TRACK_TITLES_JS = "els => els.map(e => e.textContent.trim())"
 
 

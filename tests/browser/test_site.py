@@ -20,6 +20,14 @@ from urllib.parse import urljoin, urlsplit
 
 import pytest
 
+from tests.browser.perfetto_ui import (
+    NON_LOCAL,
+    STEP_TIMEOUT_MS,
+    TOLERANCE_NS,
+    TRACE_READY_JS,
+    VISIBLE_WINDOW_JS,
+)
+
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Page, Request, Route
 
@@ -35,24 +43,9 @@ FIRST_TRACE = "part-1/01-first-trace/"
 BUILD_ATTEMPTS = 3
 BUILD_RETRY_WAIT_S = 5
 BUILD_TIMEOUT_S = 120
-STEP_TIMEOUT_MS = 20_000
-# Perfetto keeps time in integer nanoseconds; the focus window travels as seconds.
-TOLERANCE_NS = 1_000
 
-# Everything not on 127.0.0.1 is refused, so nothing in these tests leaves the machine.
-NON_LOCAL = re.compile(r"^(?!(?:https?|wss?)://127\.0\.0\.1[:/])[a-z][a-z0-9+.-]*://")
 LOCAL_PREFIX = re.compile(r"^(?:https?|wss?)://127\.0\.0\.1[:/]")
 
-# window.app is a debug handle the Perfetto UI exposes.
-TRACE_READY_JS = "() => !!(window.app && window.app.trace && !window.app.isLoadingTrace)"
-VISIBLE_WINDOW_JS = """() => {
-  const span = window.app.trace.timeline.visibleWindow;
-  return {
-    integral: span.start.integral.toString(),
-    fractional: span.start.fractional,
-    duration: span.duration,
-  };
-}"""
 # Loads every image (lazy ones too) and returns the sources of those that fail.
 BROKEN_IMAGES_JS = """async () => {
   const images = [...document.querySelectorAll('img')];
