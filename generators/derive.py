@@ -293,9 +293,12 @@ def build_manifest(stage: Path, device: str, jobs: list[tuple[Step, Path]]) -> d
                 if path.name in CAPTURED_FILES
                 else derived_sources,
             }
+    # Say plainly what this set cannot hold: variants that only run on an NVIDIA GPU.
+    not_here = sorted(f"{s.slug}/{v.name}" for s in STEPS for v in s.variants if v.needs_cuda)
     return {
         "note": MANIFEST_NOTE,
         "device_set": device,
+        "needs_cuda_not_captured": not_here if device != "cuda" else [],
         "trace_processor": engine_description(engine=derive_engine()),
         "variants": variants,
         "files": files,
