@@ -2,52 +2,62 @@
 
 A column's unit is given by its name's suffix, so SQL stays the single source of both the number
 and its meaning: ``_ns`` (nanoseconds), ``_s`` (seconds), ``_bytes``, ``_pct`` (0-100),
-``_tflops`` (TFLOP/s). Anything else is a plain count or text.
+``_tflops`` (TFLOP/s), also before a ``_per_<thing>`` tail (``self_ns_per_step``). Anything
+else is a plain count or text.
 """
 
 from __future__ import annotations
 
 import math
+import re
 
 UNIT_SUFFIXES = ("_ns", "_s", "_bytes", "_pct", "_tflops")
 
 
+_PER = re.compile(r"_per_[a-z0-9_]+$")
+
+
 def unit_of(column: str) -> str | None:
+    """The unit a column name carries; a rate keeps it: ``cpu_ns_per_step`` is in ns."""
+    if column.endswith("_bytes_per_s"):
+        return "bytes/s"
+    base = _PER.sub("", column)
     for suffix in UNIT_SUFFIXES:
-        if column.endswith(suffix):
+        if base.endswith(suffix):
             return suffix[1:]
     return None
 
 
-def strip_unit(column: str) -> str:
-    unit = unit_of(column)
-    return column[: -len(unit) - 1] if unit else column
-
-
 def _sig3(x: float) -> str:
-    """Three significant figures without scientific notation: 1.23, 12.3, 123."""
+    """Three significant figures without scientific notation: 1.23, 12.3, 123 (9.996 -> 10.0)."""
     if x == 0:
         return "0"
     digits = max(0, 2 - math.floor(math.log10(abs(x))))
-    return f"{x:.{digits}f}"
+    rounded = round(x, digits)
+    if rounded != 0:  # rounding may have carried into the next decade
+        digits = max(0, 2 - math.floor(math.log10(abs(rounded))))
+    return f"{rounded:.{digits}f}"
+
+
+def _scaled(value: float, scales: tuple[tuple[float, str], ...]) -> str:
+    """Pick the largest unit whose rounded value stays below 1000 (999 999 ns -> 1.00 ms)."""
+    for scale, unit in scales:
+        text = _sig3(value / scale)
+        if abs(float(text)) < 1000 or scale == scales[-1][0]:
+            return f"{text} {unit}"
+    raise AssertionError("unreachable")
 
 
 def format_duration_ns(ns: float) -> str:
-    magnitude = abs(ns)
-    if magnitude < 1e3:
+    if abs(ns) < 999.5:
         return f"{ns:.0f} ns"
-    if magnitude < 1e6:
-        return f"{_sig3(ns / 1e3)} µs"
-    if magnitude < 1e9:
-        return f"{_sig3(ns / 1e6)} ms"
-    return f"{_sig3(ns / 1e9)} s"
+    return _scaled(ns, ((1e3, "µs"), (1e6, "ms"), (1e9, "s")))
 
 
 def format_bytes(n: float) -> str:
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if abs(n) >= scale:
-            return f"{_sig3(n / scale)} {unit}"
-    return f"{n:.0f} B"
+    if abs(n) < 1023.5:
+        return f"{n:.0f} B"
+    return _scaled(n, ((1 << 10, "KiB"), (1 << 20, "MiB"), (1 << 30, "GiB"), (1 << 40, "TiB")))
 
 
 def format_count(n: float) -> str:
@@ -58,7 +68,7 @@ def format_count(n: float) -> str:
 
 def format_value(value: object, column: str) -> str:
     """Format one cell or value for a reader, by the unit its column name carries."""
-    if value is None:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "–"
     if isinstance(value, bool) or not isinstance(value, int | float):
         return str(value)
@@ -69,6 +79,8 @@ def format_value(value: object, column: str) -> str:
         return format_duration_ns(value * 1e9)
     if unit == "bytes":
         return format_bytes(value)
+    if unit == "bytes/s":
+        return f"{format_bytes(value)}/s"
     if unit == "pct":
         return f"{_sig3(value)} %"
     if unit == "tflops":

@@ -2,7 +2,7 @@
 
 import pytest
 
-from generators.units import format_value, strip_unit, unit_of
+from generators.units import format_value, unit_of
 
 
 @pytest.mark.parametrize(
@@ -12,6 +12,13 @@ from generators.units import format_value, strip_unit, unit_of
         (1234, "dur_ns", "1.23 µs"),
         (45_600, "self_ns", "45.6 µs"),
         (999_499, "x_ns", "999 µs"),
+        (999_999, "x_ns", "1.00 ms"),
+        (999.7, "x_ns", "1.00 µs"),
+        (70_919, "wrapper_self_ns_per_step", "70.9 µs"),
+        (4.2 * (1 << 30), "peak_bytes_per_s", "4.20 GiB/s"),
+        (4470 * (1 << 30), "peak_bytes_per_s", "4.37 TiB/s"),
+        (float("nan"), "dur_ns", "–"),
+        (float("inf"), "gpu_busy_pct", "–"),
         (2_500_000, "x_ns", "2.50 ms"),
         (3.2e9, "x_ns", "3.20 s"),
         (0.0015, "window_s", "1.50 ms"),
@@ -23,6 +30,7 @@ from generators.units import format_value, strip_unit, unit_of
         (312.0, "achieved_tflops", "312 TFLOP/s"),
         (4350, "kernels", "4,350"),
         (2.5, "ratio", "2.50"),
+        (9.996, "x_pct", "10.0 %"),
         (None, "dur_ns", "–"),
         ("aten::mm", "name", "aten::mm"),
     ],
@@ -34,5 +42,6 @@ def test_format_value(value: object, column: str, expected: str) -> None:
 def test_unit_suffixes() -> None:
     assert unit_of("first_step_start_s") == "s"
     assert unit_of("calls") is None
-    assert strip_unit("self_ns") == "self"
-    assert strip_unit("name") == "name"
+    assert unit_of("wrapper_self_ns_per_step") == "ns"
+    assert unit_of("peak_bytes_per_s") == "bytes/s"
+    assert unit_of("steps_per_s") is None
