@@ -53,7 +53,10 @@ lint: $(DEV_STAMP) ## ruff check and format check
 	$(PY) -m ruff format --check .
 
 artifacts: $(DEV_STAMP) ## Capture traces and derive everything (DEVICE=auto|cuda|cpu STEP=slug)
-	$(if $(filter cuda,$(DEVICE)),$(PY) -m pip install --quiet -r requirements/gpu.txt)
+	@# GPU-only packages (Liger's Triton kernels) when the capture will run on CUDA.
+	@if [ "$(DEVICE)" = cuda ] || { [ "$(DEVICE)" = auto ] && \
+	    $(PY) -c "import sys, torch; sys.exit(not torch.cuda.is_available())"; }; then \
+	  $(PY) -m pip install --quiet -r requirements/gpu.txt; fi
 	$(PY) -m generators artifacts --device $(DEVICE) $(if $(STEP),--step $(STEP))
 
 derive: $(SITE_STAMP) ## Re-derive tables, values and figures from the committed traces

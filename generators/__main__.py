@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 import sys
 import time
 from pathlib import Path
@@ -78,6 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     der.add_argument("--device", default="all", choices=["all", *DEVICES])
     der.set_defaults(run=cmd_derive)
     args = parser.parse_args(argv)
+    # Workloads run with the repository as their working folder: hand them absolute paths.
+    args.artifacts = args.artifacts.resolve()
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
@@ -85,7 +88,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args.run(args)
     except (CaptureError, DeriveError, TraceOpenError, UnknownStepError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        # Errors raised inside the staging copy name files there; name the live set instead.
+        message = re.sub(r"/\.staging-(cuda|cpu)/", r"/\1/", str(exc))
+        print(f"error: {message}", file=sys.stderr)
         print(
             f"The artifacts in {args.artifacts} were left as they were before this run.",
             file=sys.stderr,

@@ -22,6 +22,9 @@ from generators.store import CAPTURE_FILE, atomic_write_text, dump_json, source_
 
 log = logging.getLogger(__name__)
 
+# A workload that hangs (a stuck GPU, a deadlocked compile) must not hang the whole run.
+CAPTURE_TIMEOUT_S = int(os.environ.get("PROFILING_GUIDE_CAPTURE_TIMEOUT_S", "1800"))
+
 
 class CaptureError(RuntimeError):
     """A workload failed; the message names the step, the variant and the command."""
@@ -84,7 +87,22 @@ def capture_variant(step: Step, variant: Variant, device: str, out_dir: Path) ->
     out_dir.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     started = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False)
+    try:
+        proc = subprocess.run(
+            cmd,
+            cwd=REPO_ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=CAPTURE_TIMEOUT_S,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise CaptureError(
+            f"capture of {step.slug}/{variant.name} on {device} did not finish within "
+            f"{CAPTURE_TIMEOUT_S} s (set PROFILING_GUIDE_CAPTURE_TIMEOUT_S to allow more): "
+            f"{' '.join(cmd[1:])}"
+        ) from exc
     wall_s = time.perf_counter() - started
     if proc.returncode != 0:
         tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])

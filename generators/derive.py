@@ -126,10 +126,11 @@ def derive_engine() -> str | None:
 def derive_sources(step: Step) -> list[Path]:
     """The files whose content decides the derived artifacts of ``step``."""
     gen = REPO_ROOT / "generators"
-    paths = [gen / "derive.py", gen / "units.py", *sorted(SQL_MODULES.glob("*.sql"))]
+    paths = [gen / name for name in ("derive.py", "units.py", "store.py", "queries/__init__.py")]
+    paths += sorted(SQL_MODULES.glob("*.sql"))
     paths += [load_query(q).path for q in _queries_of(step)]
-    paths += [gen / "figures" / "__init__.py"]
-    paths += [gen / "figures" / f"{f.name}.py" for f in step.figures]
+    # Figure modules import one another (and the package's style): hash them all.
+    paths += sorted((gen / "figures").glob("*.py")) if step.figures else []
     return paths
 
 
@@ -224,8 +225,8 @@ def _clean_derived(variant_dir: Path) -> None:
 def derive_set(stage: Path, device: str) -> dict:
     """Re-derive every captured variant in ``stage`` and write its manifest; returns it."""
     jobs: list[tuple[Step, Path]] = []
+    known = {s.slug: s for s in STEPS}
     for step_dir in sorted(p for p in stage.iterdir() if p.is_dir()):
-        known = {s.slug: s for s in STEPS}
         if step_dir.name not in known:
             log.warning("dropping %s: no step %r in the registry", step_dir, step_dir.name)
             shutil.rmtree(step_dir)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import gzip
+import os
 import platform
 import shutil
 import subprocess
@@ -166,9 +167,15 @@ def profile_steps(
     tmp_dir = Path(tempfile.mkdtemp(prefix=".capture.", dir=out_dir))
 
     def on_trace_ready(prof: profile) -> None:
-        raw = tmp_dir / "trace.json"
-        prof.export_chrome_trace(str(raw))
-        exported["trace"] = raw
+        # Kineto records the export path as the trace's "traceName": export under a relative
+        # name from inside the temporary folder, so no machine path ends up in the trace.
+        previous = Path.cwd()
+        os.chdir(tmp_dir)
+        try:
+            prof.export_chrome_trace("trace.json")
+        finally:
+            os.chdir(previous)
+        exported["trace"] = tmp_dir / "trace.json"
 
     try:
         # --8<-- [start:profile]

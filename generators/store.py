@@ -89,30 +89,28 @@ def recover_interrupted_swap(root: Path, device: str) -> None:
 
 
 @contextlib.contextmanager
-def staged_device_set(
-    device: str, root: Path = ARTIFACTS_ROOT, *, keep: bool = True
-) -> Iterator[Path]:
+def staged_device_set(device: str, root: Path = ARTIFACTS_ROOT) -> Iterator[Path]:
     """Yield a staging folder for ``root/device``; swap it in only if the block succeeds.
 
-    With ``keep`` the staging folder starts as a (hard-linked) copy of the live set, so steps that
-    are not regenerated stay as they are; without it the staging folder starts empty.
+    The staging folder starts as a (hard-linked) copy of the live set, so steps that are not
+    regenerated stay as they are.
     """
     root.mkdir(parents=True, exist_ok=True)
     # One writer per device set at a time: a second run waits instead of losing the first's work.
     with (root / f".lock-{device}").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        with _staged(device, root, keep) as stage:
+        with _staged(device, root) as stage:
             yield stage
 
 
 @contextlib.contextmanager
-def _staged(device: str, root: Path, keep: bool) -> Iterator[Path]:
+def _staged(device: str, root: Path) -> Iterator[Path]:
     recover_interrupted_swap(root, device)
     live = root / device
     stage = root / f".staging-{device}"
     if stage.exists():
         shutil.rmtree(stage)
-    if keep and live.exists():
+    if live.exists():
         shutil.copytree(live, stage, copy_function=_link_or_copy)
     else:
         stage.mkdir()
@@ -131,17 +129,11 @@ def _staged(device: str, root: Path, keep: bool) -> Iterator[Path]:
 def read_json(path: Path) -> dict:
     """Read a JSON artifact, naming the file in any error."""
     try:
-        return json.loads(path.read_text())
+        data = json.loads(path.read_text())
     except FileNotFoundError:
         raise
     except (OSError, ValueError) as exc:
         raise ValueError(f"{path}: not readable as JSON ({exc})") from exc
-
-
-def read_manifest(device_dir: Path) -> dict:
-    path = device_dir / MANIFEST_FILE
-    if not path.exists():
-        raise FileNotFoundError(
-            f"{path} is missing: run `make derive` (or `make artifacts DEVICE={device_dir.name}`)"
-        )
-    return json.loads(path.read_text())
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a JSON object, found {type(data).__name__}")
+    return data

@@ -27,7 +27,7 @@ stopped at interpreter exit, or by the kernel if this process dies.
 
 Command line::
 
-    python -m generators.tp query TRACE 'SQL' [--format csv|markdown]
+    python -m generators.tp query TRACE 'SQL' [--format csv|markdown|json]
     python -m generators.tp info TRACE [--dropped]
     python -m generators.tp engine
 """
@@ -333,7 +333,6 @@ class GuideTraceProcessor(TraceProcessor):
 
 def _package_args(sql_packages: Sequence[Path | str] | None) -> list[str]:
     if sql_packages is None:
-        DEFAULT_SQL_DIR.mkdir(exist_ok=True)
         return [f"{DEFAULT_SQL_DIR}@{DEFAULT_SQL_PACKAGE}"]
     out = []
     for p in sql_packages:
@@ -426,8 +425,8 @@ def _explain_fatal(msg: str) -> str:
 def open_trace(
     path: Path | str,
     *,
-    sql_packages: list[Path] | None = None,
-    bin_path: str | None = None,
+    sql_packages: Sequence[Path | str] | None = None,
+    bin_path: str | Path | None = None,
     engine: str | None = None,
     max_memory_mb: int | None = None,
     allow_empty: bool = False,
@@ -645,13 +644,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.cmd == "engine":
             print(json.dumps(engine_description(args.tp_bin, args.engine), indent=1))
             return 0
+        sql = ""
+        if args.cmd == "query":  # read the SQL first: a bad @FILE should not wait for a trace
+            sql = args.sql
+            if sql == "-":
+                sql = sys.stdin.read()
+            elif sql.startswith("@"):
+                try:
+                    sql = Path(sql[1:]).read_text()
+                except OSError as e:
+                    print(f"error: cannot read {sql[1:]}: {e.strerror}", file=sys.stderr)
+                    return 2
         with open_trace(args.trace, bin_path=args.tp_bin, engine=args.engine) as tp:
             if args.cmd == "query":
-                sql = args.sql
-                if sql == "-":
-                    sql = sys.stdin.read()
-                elif sql.startswith("@"):
-                    sql = Path(sql[1:]).read_text()
                 try:
                     cols, rows = rows_of(tp, sql)
                 except Exception as e:

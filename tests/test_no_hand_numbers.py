@@ -18,7 +18,8 @@ MEASUREMENT = re.compile(rf"(?<![\w.])\d[\d,.]*\s*(?:×\s*)?{UNITS}(?![\w/])")
 
 
 def prose(markdown: str) -> str:
-    text = re.sub(r"^(```|~~~).*?^\1", "", markdown, flags=re.S | re.M)  # fenced code
+    # Fenced code, also indented inside admonitions and lists.
+    text = re.sub(r"^[ \t]*(```|~~~).*?^[ \t]*\1", "", markdown, flags=re.S | re.M)
     text = re.sub(r"\{\{.*?\}\}", "", text, flags=re.S)  # placeholders
     text = re.sub(r"<!--.*?-->", "", text, flags=re.S)
     text = re.sub(r"`[^`]*`", "", text)  # inline code

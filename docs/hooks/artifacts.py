@@ -309,7 +309,11 @@ class Renderer:
                     f"CUDA {env.get('cuda_runtime')})"
                 )
             else:
-                hardware = f"{env.get('cpu_model')} CPU, {env.get('cpu_threads')} threads, no GPU"
+                threads = env.get("cpu_threads")
+                hardware = (
+                    f"{env.get('cpu_model')} CPU, {threads} "
+                    f"{'thread' if threads == 1 else 'threads'}, no GPU"
+                )
             lines.append(
                 f"    - `{step}/{variant}` ({DEVICE_LABEL[device]}): {hardware}; "
                 f"torch {env.get('torch')}, Python {env.get('python')}; "
@@ -318,16 +322,18 @@ class Renderer:
         engines = set()
         for device, *_ in self.state.used:
             tp = self.sets[device].manifest["trace_processor"]
-            engines.add(f"{tp.get('engine')} {tp.get('version')}")
+            build = "WebAssembly build" if tp.get("engine") == "wasm-node" else "native build"
+            engines.add(f"{tp.get('version')}, {build}")
         kind = "info"
         title = "Where these numbers come from"
         note = ""
         if any(d == "cpu" for d, *_ in self.state.used):
             kind = "note"
             note = (
-                "\n\n    No CUDA capture of these steps has been committed yet, so this page shows "
-                "traces captured on a CPU: there are no GPU lanes, kernels or launches in them. "
-                "The GPU runner regenerates them with `make artifacts DEVICE=cuda`."
+                "\n\n    The guide has no CUDA capture of these steps yet, so this page shows "
+                "traces captured on a CPU: they have no GPU lanes, kernels or launches, and the "
+                "sections about those say so. `make artifacts DEVICE=cuda` on a machine with an "
+                "NVIDIA GPU adds them."
             )
         return (
             f'!!! {kind} "{title}"\n\n'

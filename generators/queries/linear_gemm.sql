@@ -3,6 +3,7 @@
 -- columns: op=Operator, m=M, n=N, k=K, dtype=Type, kernel=Kernel, decoded=What the name says, flops=FLOPs, kernel_ns=Kernel time, achieved_tflops=Achieved
 INCLUDE PERFETTO MODULE guide.gemm;
 INCLUDE PERFETTO MODULE guide.kernel_names;
+INCLUDE PERFETTO MODULE guide.shapes;
 
 -- The first profiled step's GEMMs, in call order.
 WITH first_step AS (SELECT * FROM guide_kineto_profiler_step ORDER BY step LIMIT 1)
@@ -11,7 +12,7 @@ SELECT
   g.m,
   g.n,
   g.k,
-  g.dtype,
+  guide_shapes_dtype_label(g.dtype) AS dtype,
   g.kernel_name AS kernel,
   guide_kernel_names_summary(g.kernel_name) AS decoded,
   g.flops,

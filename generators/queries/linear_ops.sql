@@ -7,7 +7,19 @@ WITH
   op AS (SELECT * FROM guide_kineto_slice WHERE category = 'cpu_op'),
   linear AS (SELECT * FROM op WHERE name = 'aten::linear'),
   first_linear AS (SELECT * FROM linear ORDER BY ts LIMIT 1),
-  addmm AS (SELECT * FROM op WHERE name = 'aten::addmm')
+  addmm AS (SELECT * FROM op WHERE name = 'aten::addmm'),
+  -- GPU counts only mean something on a trace with GPU activity: NULL (not 0) on a CPU capture.
+  gpu AS (SELECT COUNT(*) > 0 AS yes FROM guide_kineto_gpu_activity),
+  -- GPU work (kernels, copies, sets) started by runtime calls made inside an aten::addmm.
+  addmm_gpu AS (
+    SELECT g.*
+    FROM addmm
+    JOIN guide_kineto_runtime_call AS r
+      ON r.ts >= addmm.ts AND r.ts < addmm.ts + addmm.dur
+    JOIN guide_kineto_slice AS rs ON rs.id = r.id AND rs.track_id = addmm.track_id
+    JOIN guide_kineto_launch_link AS ll ON ll.launch_id = r.id
+    JOIN guide_kineto_gpu_activity AS g ON g.id = ll.gpu_id
+  )
 SELECT
   (SELECT COUNT(*) FROM linear) AS linear_calls,
   (SELECT COUNT(*) FROM addmm) AS addmm_calls,
@@ -23,8 +35,17 @@ SELECT
     SELECT COUNT(*) FROM addmm JOIN op AS c ON c.parent_id = addmm.id
     WHERE c.name = 'aten::copy_'
   ) AS copies_inside_addmm,
-  (SELECT COUNT(*) FROM guide_kineto_gpu_activity WHERE category = 'kernel') AS kernels,
-  (SELECT SUM(kernels) FROM guide_gemm_op WHERE name = 'aten::addmm') AS addmm_kernels,
+  CASE WHEN (SELECT yes FROM gpu) THEN
+    (SELECT COUNT(*) FROM guide_kineto_gpu_activity WHERE category = 'kernel')
+  END AS kernels,
+  -- Kernels launched from inside aten::addmm, and the GPU memory copies or sets it started
+  -- (a bias copied into the output before the GEMM shows up as one or the other).
+  CASE WHEN (SELECT yes FROM gpu) THEN
+    (SELECT COUNT(*) FROM addmm_gpu WHERE category = 'kernel')
+  END AS addmm_kernels,
+  CASE WHEN (SELECT yes FROM gpu) THEN
+    (SELECT COUNT(*) FROM addmm_gpu WHERE category IN ('gpu_memcpy', 'gpu_memset'))
+  END AS addmm_copies,
   (SELECT MIN(flops) FROM guide_gemm_op WHERE name = 'aten::addmm') AS addmm_flops,
   (SELECT ts FROM first_linear) / 1e9 AS first_linear_start_s,
   (SELECT ts + dur FROM first_linear) / 1e9 AS first_linear_end_s;

@@ -1,5 +1,6 @@
 -- What one decode step (one new token per sequence) costs, and what it must read from memory
 -- output: values
+-- GPU columns (kernels, launches, kernel time, busy share, gaps) are NULL on a CPU-only trace.
 INCLUDE PERFETTO MODULE guide.llm;
 
 WITH
@@ -20,7 +21,7 @@ WITH
   ),
   -- Bytes read by each decode forward: every linear layer's weights, every cached key and value.
   weights AS (
-    SELECT f.id, SUM(l.weight_bytes) AS bytes
+    SELECT f.id, SUM(l.weight_bytes) AS bytes, SUM(l.dur) AS linear_ns
     FROM guide_llm_forward AS f
     JOIN guide_llm_linear_read AS l
       ON l.track_id = f.track_id AND l.ts >= f.ts AND l.ts < f.ts + f.dur
@@ -28,7 +29,7 @@ WITH
     GROUP BY f.id
   ),
   kv AS (
-    SELECT f.id, SUM(a.kv_bytes) AS bytes, MAX(a.batch) AS batch
+    SELECT f.id, SUM(a.kv_bytes) AS bytes, MAX(a.batch) AS batch, MAX(a.kv_len) AS kv_len
     FROM guide_llm_forward AS f
     JOIN guide_llm_attention_read AS a
       ON a.track_id = f.track_id AND a.ts >= f.ts AND a.ts < f.ts + f.dur
@@ -64,6 +65,7 @@ WITH
       (SELECT AVG(bytes) FROM kv) AS kv_bytes,
       (SELECT MAX(batch) FROM kv) AS batch,
       (SELECT AVG(cpu_ns) FROM turn) AS token_ns,
+      (SELECT AVG(linear_ns) FROM weights) AS linear_ns,
       (SELECT AVG(kernel_ns) FROM turn) AS kernel_ns,
       (SELECT peak_bytes_per_s FROM guide_llm_device) AS peak
   )
@@ -81,7 +83,12 @@ SELECT
   CAST(m.token_ns AS INT) AS token_ns,
   CAST((SELECT AVG(cpu_ns) FROM fwd_cpu) AS INT) AS forward_cpu_ns,
   100.0 * (SELECT AVG(cpu_ns) FROM fwd_cpu) / m.token_ns AS forward_share_pct,
+  -- CPU operators per decode step (forward + generate's own work) and in the forward alone.
   (SELECT AVG(cpu_ops) FROM turn) AS cpu_ops_per_token,
+  (SELECT AVG(cpu_ops) FROM fwd_cpu) AS forward_ops_per_token,
+  -- CPU time inside aten::linear (the operators that read the weights) per decode step.
+  CAST(m.linear_ns AS INT) AS linear_ns_per_token,
+  100.0 * m.linear_ns / m.token_ns AS linear_share_pct,
   (SELECT AVG(kernel_launches) FROM turn) AS kernel_launches_per_token,
   (SELECT AVG(graph_launches) FROM turn) AS graph_launches_per_token,
   CAST((SELECT AVG(launch_ns) FROM turn) AS INT) AS launch_ns_per_token,
@@ -92,11 +99,13 @@ SELECT
   (SELECT MAX(max_gap_ns) FROM turn) AS max_gap_ns,
   m.weight_bytes,
   m.kv_bytes,
+  -- Most key/value positions one decode's attention reads per sequence (prompt + tokens so far).
+  (SELECT MAX(kv_len) FROM kv) AS max_kv_len,
   m.weight_bytes + m.kv_bytes AS read_bytes,
   -- Bytes read per decode step / time per decode step: the memory traffic the step sustained.
-  (m.weight_bytes + m.kv_bytes) * 1e9 / m.token_ns AS read_per_s_bytes,
-  (m.weight_bytes + m.kv_bytes) * 1e9 / NULLIF(m.kernel_ns, 0) AS kernel_read_per_s_bytes,
-  m.peak AS peak_per_s_bytes,
+  (m.weight_bytes + m.kv_bytes) * 1e9 / m.token_ns AS read_bytes_per_s,
+  (m.weight_bytes + m.kv_bytes) * 1e9 / NULLIF(m.kernel_ns, 0) AS kernel_read_bytes_per_s,
+  m.peak AS peak_bytes_per_s,
   100.0 * (m.weight_bytes + m.kv_bytes) * 1e9 / m.token_ns / m.peak AS bandwidth_pct,
   CAST((m.weight_bytes + m.kv_bytes) * 1e9 / m.peak AS INT) AS read_at_peak_ns,
   (SELECT ts FROM focus) / 1e9 AS decode_start_s,

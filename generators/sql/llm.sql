@@ -3,6 +3,7 @@
 -- kernels chosen. The window macros take any table of CPU windows, so the same SQL measures a
 -- forward of this guide's model or a module of any other model's trace.
 INCLUDE PERFETTO MODULE guide.kineto;
+INCLUDE PERFETTO MODULE guide.shapes;
 
 -- Every model forward of every profiled `generate` call: the prefill, then one decode per token.
 CREATE PERFETTO TABLE guide_llm_forward(
@@ -114,11 +115,20 @@ RETURNS TableOrSubquery AS
 
 -- What each CPU window costs: operators, launch calls and the GPU kernels they started. Same
 -- input as guide_llm_window_kernel; one row per window, also for windows that launched nothing.
--- Columns: window_id; cpu_ns (the window's length); cpu_ops; kernel_launches (calls named
--- *LaunchKernel*); graph_launches (cudaGraphLaunch); launch_ns (CPU time in those calls);
--- kernels and kernel_ns (kernels launched from the window, their summed time); gpu_span_ns
--- (first kernel start to last kernel end); max_gap_ns and idle_ns (the longest and the summed
--- time with no kernel running between the first and the last).
+-- Columns:
+--   window_id: the input window;
+--   cpu_ns: the window's length (ns);
+--   cpu_ops: CPU operators that start in the window;
+--   kernel_launches: runtime/driver calls named *LaunchKernel*;
+--   graph_launches: cudaGraphLaunch calls;
+--   launch_ns: CPU time inside those launch calls (ns);
+--   kernels, kernel_ns: kernels launched from the window and their summed time (ns);
+--   gpu_span_ns: first kernel start to last kernel end (ns);
+--   max_gap_ns, idle_ns: the longest and the summed time with no kernel running between the
+--     first kernel and the last (ns).
+-- Every column from kernel_launches on is NULL when the trace recorded no GPU activity at all
+-- (a CPU-only capture), so a CPU trace shows "no data" rather than a measured zero; on a GPU
+-- trace a window that launched nothing gets 0 (gpu_span_ns and max_gap_ns stay NULL).
 CREATE PERFETTO MACRO guide_llm_window_cost(windows TableOrSubquery)
 RETURNS TableOrSubquery AS
 (
@@ -165,33 +175,20 @@ RETURNS TableOrSubquery AS
     w.window_id,
     w.dur AS cpu_ns,
     COALESCE(c.cpu_ops, 0) AS cpu_ops,
-    COALESCE(c.kernel_launches, 0) AS kernel_launches,
-    COALESCE(c.graph_launches, 0) AS graph_launches,
-    COALESCE(c.launch_ns, 0) AS launch_ns,
-    COALESCE(k.kernels, 0) AS kernels,
-    COALESCE(k.kernel_ns, 0) AS kernel_ns,
+    IIF(gpu.traced, COALESCE(c.kernel_launches, 0), NULL) AS kernel_launches,
+    IIF(gpu.traced, COALESCE(c.graph_launches, 0), NULL) AS graph_launches,
+    IIF(gpu.traced, COALESCE(c.launch_ns, 0), NULL) AS launch_ns,
+    IIF(gpu.traced, COALESCE(k.kernels, 0), NULL) AS kernels,
+    IIF(gpu.traced, COALESCE(k.kernel_ns, 0), NULL) AS kernel_ns,
     k.gpu_span_ns,
     i.max_gap_ns,
-    COALESCE(i.idle_ns, 0) AS idle_ns
+    IIF(gpu.traced, COALESCE(i.idle_ns, 0), NULL) AS idle_ns
   FROM _llm_win AS w
+  CROSS JOIN (SELECT EXISTS (SELECT 1 FROM guide_kineto_gpu_activity) AS traced) AS gpu
   LEFT JOIN _llm_call AS c USING (window_id)
   LEFT JOIN _llm_kernel AS k USING (window_id)
   LEFT JOIN _llm_idle AS i USING (window_id)
 );
-
--- Bytes per element of a tensor type as the profiler spells it (`Input type`).
-CREATE PERFETTO FUNCTION guide_llm_elem_bytes(
-  -- e.g. 'float', 'c10::BFloat16', 'c10::Half', 'double'.
-  type STRING
-)
-RETURNS LONG AS
-SELECT CASE
-  WHEN $type IN ('double', 'long int', 'int64_t') THEN 8
-  WHEN $type IN ('float', 'int') THEN 4
-  WHEN $type IN ('c10::BFloat16', 'c10::Half', 'short int') THEN 2
-  WHEN $type IN ('unsigned char', 'signed char', 'bool', 'c10::Float8_e4m3fn') THEN 1
-  ELSE NULL
-END;
 
 -- Weight bytes every `aten::linear` reads, from the shapes the profiler recorded
 -- (record_shapes=True): input 1 is the weight, out_features x in_features.
@@ -200,6 +197,8 @@ CREATE PERFETTO VIEW guide_llm_linear_read(
   id LONG,
   -- Start (ns).
   ts TIMESTAMP,
+  -- CPU time of the call, everything it dispatched included (ns).
+  dur DURATION,
   -- Track of the CPU thread.
   track_id LONG,
   -- Bytes of the weight matrix.
@@ -208,10 +207,11 @@ CREATE PERFETTO VIEW guide_llm_linear_read(
 SELECT
   id,
   ts,
+  dur,
   track_id,
   extract_arg(arg_set_id, 'args.Input Dims[1][0]')
     * extract_arg(arg_set_id, 'args.Input Dims[1][1]')
-    * guide_llm_elem_bytes(extract_arg(arg_set_id, 'args.Input type[1]')) AS weight_bytes
+    * guide_shapes_elem_bytes(extract_arg(arg_set_id, 'args.Input type[1]')) AS weight_bytes
 FROM guide_kineto_slice
 WHERE name = 'aten::linear';
 
@@ -244,7 +244,7 @@ SELECT
     * extract_arg(arg_set_id, 'args.Input Dims[1][1]')
     * extract_arg(arg_set_id, 'args.Input Dims[1][2]')
     * extract_arg(arg_set_id, 'args.Input Dims[1][3]')
-    * guide_llm_elem_bytes(extract_arg(arg_set_id, 'args.Input type[1]')) AS kv_bytes
+    * guide_shapes_elem_bytes(extract_arg(arg_set_id, 'args.Input type[1]')) AS kv_bytes
 FROM guide_kineto_slice
 WHERE name = 'aten::scaled_dot_product_attention';
 
