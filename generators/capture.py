@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -35,6 +36,7 @@ class CaptureResult:
     step: str
     variant: str
     wall_s: float
+    error: str | None = None
 
 
 def cuda_available() -> bool:
@@ -85,7 +87,8 @@ def capture_variant(step: Step, variant: Variant, device: str, out_dir: Path) ->
     ]
     log.info("capture %s/%s: %s", step.slug, variant.name, " ".join(cmd[1:]))
     out_dir.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    pythonpath = os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p)
+    env = {**os.environ, "PYTHONPATH": pythonpath}
     started = time.perf_counter()
     try:
         proc = subprocess.run(
@@ -124,20 +127,31 @@ def capture_variant(step: Step, variant: Variant, device: str, out_dir: Path) ->
     return CaptureResult(step.slug, variant.name, wall_s)
 
 
-def capture_steps(steps: tuple[Step, ...], device: str, stage: Path) -> list[CaptureResult]:
-    """Capture every variant of ``steps`` that can run on ``device`` into the staging set."""
+def capture_steps(
+    steps: tuple[Step, ...], device: str, stage: Path, *, keep_going: bool = False
+) -> list[CaptureResult]:
+    """Capture every variant of ``steps`` that can run on ``device`` into ``stage``.
+
+    Variants that compile run last, so that a run cut short by a time limit has the cheap,
+    fundamental captures first. With ``keep_going`` a failed variant is logged and skipped
+    (its folder removed) instead of ending the run; the failures come back in the results.
+    """
     jobs = [(step, variant) for step in steps for variant in step.variants_for(device)]
-    skipped = [
-        f"{step.slug}/{v.name}"
-        for step in steps
-        for v in step.variants
-        if v.args_for(device) is None
-    ]
-    if skipped:
+    jobs.sort(key=lambda job: "--compile" in (job[1].args_for(device) or ()))
+    skipped = [f"{s.slug}/{v.name}" for s in steps for v in s.variants if v.needs_cuda]
+    if skipped and device != "cuda":
         log.info("not captured on %s (needs CUDA): %s", device, ", ".join(skipped))
     results = []
     with tqdm(jobs, desc=f"capture ({device})", unit="variant", file=sys.stderr) as bar:
         for step, variant in bar:
             bar.set_postfix_str(f"{step.slug}/{variant.name}")
-            results.append(capture_variant(step, variant, device, stage / step.slug / variant.name))
+            out_dir = stage / step.slug / variant.name
+            try:
+                results.append(capture_variant(step, variant, device, out_dir))
+            except CaptureError as exc:
+                if not keep_going:
+                    raise
+                log.error("%s", exc)
+                shutil.rmtree(out_dir, ignore_errors=True)
+                results.append(CaptureResult(step.slug, variant.name, 0.0, error=str(exc)))
     return results

@@ -31,6 +31,7 @@ from generators.queries import Query, load_query
 from generators.steps import REPO_ROOT, STEPS, Step
 from generators.store import (
     CAPTURE_FILE,
+    CAPTURED_FILES,
     KEY_AVERAGES_FILE,
     MANIFEST_FILE,
     MANIFEST_NOTE,
@@ -47,7 +48,7 @@ from generators.units import format_value
 
 log = logging.getLogger(__name__)
 
-CAPTURED_FILES = (TRACE_FILE, KEY_AVERAGES_FILE, CAPTURE_FILE)
+
 VALUES_FILE = "values.json"
 SQL_MODULES = REPO_ROOT / "generators" / "sql"
 
