@@ -133,7 +133,7 @@ def cmd_derive(args: argparse.Namespace) -> None:
     for device in present:
         started = time.perf_counter()
         with staged_device_set(device, args.artifacts) as stage:
-            manifest = derive_set(stage, device)
+            manifest = derive_set(stage, device, only_step=args.step)
         print(_summary(device, manifest, time.perf_counter() - started, args.artifacts))
 
 
@@ -161,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     art.set_defaults(run=cmd_artifacts)
     der = sub.add_parser("derive", help="re-derive tables, values and figures from the traces")
     der.add_argument("--device", default="all", choices=["all", *DEVICES])
+    der.add_argument("--step", default=None, help="re-derive one step only (the rest is kept)")
     der.set_defaults(run=cmd_derive)
     cap = sub.add_parser("capture", help="capture only, into a folder (no derive)")
     cap.add_argument("--device", default="auto", help="auto (default), cuda or cpu")

@@ -223,8 +223,12 @@ def _clean_derived(variant_dir: Path) -> None:
                 path.unlink()
 
 
-def derive_set(stage: Path, device: str) -> dict:
-    """Re-derive every captured variant in ``stage`` and write its manifest; returns it."""
+def derive_set(stage: Path, device: str, only_step: str | None = None) -> dict:
+    """Re-derive the captured variants in ``stage`` (all, or one step's) and write the manifest.
+
+    The manifest always covers the whole set; ``only_step`` just skips re-deriving the others,
+    whose derived files are kept as they are.
+    """
     jobs: list[tuple[Step, Path]] = []
     known = {s.slug: s for s in STEPS}
     for step_dir in sorted(p for p in stage.iterdir() if p.is_dir()):
@@ -243,7 +247,8 @@ def derive_set(stage: Path, device: str) -> dict:
             if missing:
                 raise DeriveError(f"{variant_dir} is missing {', '.join(missing)}: recapture it")
             jobs.append((step, variant_dir))
-    with tqdm(jobs, desc=f"derive ({device})", unit="trace", file=sys.stderr) as bar:
+    todo = [job for job in jobs if only_step in (None, job[0].slug)]
+    with tqdm(todo, desc=f"derive ({device})", unit="trace", file=sys.stderr) as bar:
         for step, variant_dir in bar:
             bar.set_postfix_str(f"{step.slug}/{variant_dir.name}")
             _clean_derived(variant_dir)

@@ -213,6 +213,7 @@ def test_binary_that_is_not_a_trace_processor_is_refused(tmp_path, no_leftover_e
 
 def test_bad_binary_from_environment_is_refused(tmp_path, monkeypatch):
     bad = tmp_path / "tp"
+    monkeypatch.delenv("PROFILING_GUIDE_TP_ENGINE", raising=False)  # tests pin wasm by default
     monkeypatch.setenv("PROFILING_GUIDE_TP_BIN", str(bad))
     with pytest.raises(tp_engine.EngineError, match=str(bad)):
         engine_description()
