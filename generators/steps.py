@@ -126,18 +126,18 @@ register(
                 queries=(
                     "ops",
                     "step_summary",
-                    "steps",
                     "matmul_add_settings",
                     "matmul_add_overhead",
                     "matmul_add_chain",
                     "matmul_add_lanes",
+                    "matmul_add_label_gaps",
                 ),
             ),
             Variant(
                 name="small_warm",
                 description="64 x 64 fp32, eager, ten untraced calls before the profiler starts",
                 args=("--size", "64", "--dtype", "fp32", "--warmup", "10"),
-                queries=("steps", "matmul_add_settings"),
+                queries=("matmul_add_settings", "matmul_add_label_gaps"),
             ),
             Variant(
                 name="large_cold",
@@ -212,6 +212,7 @@ register(
             "matmul_add_settings",
             "matmul_add_overhead",
             "matmul_add_chain",
+            "matmul_add_label_gaps",
             "matmul_add_gemm_spread",
             "matmul_add_compiled",
             "matmul_add_lanes",
@@ -326,7 +327,7 @@ register(
 # ---- Part 3: attention (step attention) ---------------------------------------------------------
 _ATTN_DTYPE = ("--dtype", "bf16", "--head-dim", "64")
 _ATTN_REFERENCE = ("--batch", "8", "--heads", "16", "--seq", "1024")  # reference sizes (CUDA)
-# CPU: quick to capture; one thread, so that a busy machine stretches every operator alike.
+# CPU: quick to capture; one thread, so that each operator's time is one core's work.
 _ATTN_SMALL = ("--batch", "2", "--heads", "8", "--seq", "256", "--threads", "1")
 register(
     Step(
@@ -464,7 +465,10 @@ register(
             ),
             Variant(
                 name="static_compiled_b1",
-                description='static KV cache, decode forward torch.compile(mode="reduce-overhead")',
+                description=(
+                    'static KV cache, decode forward torch.compile(mode="reduce-overhead"): '
+                    "CUDA graphs, GPU only"
+                ),
                 args=("--batch", "1", "--cache", "static", "--compile"),
                 # CUDA graphs are what reduce-overhead is for; on a CPU the compile costs far
                 # more than the toy model's whole capture and shows no launches to remove.

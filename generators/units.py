@@ -21,10 +21,12 @@ def unit_of(column: str) -> str | None:
     """The unit a column name carries; a rate keeps it: ``cpu_ns_per_step`` is in ns."""
     if column.endswith("_bytes_per_s"):
         return "bytes/s"
-    base = _PER.sub("", column)
-    for suffix in UNIT_SUFFIXES:
-        if base.endswith(suffix):
-            return suffix[1:]
+    if column.endswith("_per_s"):  # a rate such as tokens_per_s, not a duration
+        return "/s"
+    for name in (column, _PER.sub("", column)):  # "cpu_per_fwd_ns", then "cpu_ns_per_fwd"
+        for suffix in UNIT_SUFFIXES:
+            if name.endswith(suffix):
+                return suffix[1:]
     return None
 
 
@@ -81,6 +83,8 @@ def format_value(value: object, column: str) -> str:
         return format_bytes(value)
     if unit == "bytes/s":
         return f"{format_bytes(value)}/s"
+    if unit == "/s":
+        return f"{format_count(value)}/s"
     if unit == "pct":
         return f"{_sig3(value)} %"
     if unit == "tflops":

@@ -6,9 +6,21 @@ CPU). Claims about GPU work are checked only once a CUDA capture of the variant 
 
 from __future__ import annotations
 
+import csv
+import math
+
 import pytest
 
-from tests.claims import capture_record, shown_device, table, trace_table, values
+from generators.steps import get_step
+from tests.claims import (
+    ARTIFACTS,
+    capture_record,
+    shown_device,
+    table,
+    trace_table,
+    values,
+    variant_dir,
+)
 
 STEP = "attention"
 CPU_VARIANTS = ("naive", "naive_inplace", "sdpa_math", "sdpa_flash")
@@ -40,6 +52,19 @@ def shape(variant: str) -> tuple[int, int, int, int]:
     return int(v["batch"]), int(v["heads"]), int(v["seq"]), int(v["head_dim"])  # type: ignore[arg-type]
 
 
+def cuda_arg(variant: str, flag: str) -> str:
+    """A workload argument of a variant's CUDA capture, as the registry gives it."""
+    args = get_step(STEP).variant(variant).args_for("cuda")
+    assert args is not None
+    return args[args.index(flag) + 1]
+
+
+def cpu_only(*variants: str) -> None:
+    """Skip a claim the page makes about CPU captures once a CUDA capture is shown instead."""
+    if any(shown_device(STEP, v) != "cpu" for v in variants):
+        pytest.skip("the page shows a CUDA capture")
+
+
 def needs_cuda(variant: str) -> pytest.MarkDecorator:
     return pytest.mark.skipif(
         shown_device(STEP, variant, cpu_ok=False) is None,
@@ -65,6 +90,20 @@ def test_cuda_captures_use_the_reference_sizes() -> None:
         if shown_device(STEP, variant, cpu_ok=False) is None:
             continue
         assert shape(variant) == (8, 16, 1024, 64)
+
+
+def test_gpu_metrics_are_null_on_cpu_captures() -> None:
+    """GPU metrics of a CPU capture read "–", never a measured zero."""
+    for variant in (*CPU_VARIANTS, "sweep"):
+        if shown_device(STEP, variant) != "cpu":
+            continue
+        if variant == "sweep":
+            for row in table(STEP, variant, "attention_sweep"):
+                assert row["gpu_ns_per_fwd"] == row["kernels_per_fwd"] == row["gpu_tflops"] == ""
+            continue
+        v = fwd(variant)
+        for key in ("kernels_per_fwd", "copies_per_fwd", "gpu_ns_per_fwd", "gpu_tflops"):
+            assert v[key] is None, (variant, key)
 
 
 def test_cpu_captures_are_smaller_and_single_threaded() -> None:
@@ -127,8 +166,10 @@ def test_masked_fill_clones_then_fills_in_place() -> None:
 
 def test_copies_table_in_and_out_of_place() -> None:
     """'The clone under aten::masked_fill, with its allocation and its copy of a
-    [batch, heads, seq, seq] tensor, is gone. What remains in both is ... aten::mul turns the
-    Python float scale into a one-element tensor (aten::to of a double scalar)'."""
+    [batch, heads, seq, seq] tensor, is gone, and on the GPU capture nothing else allocates or
+    copies: the in-place list is empty. aten::mul ... hands the number to its kernel as an
+    argument (the AUnaryFunctor in the kernel's name). A CPU capture ... shows one more, tiny copy
+    in both versions: there, aten::mul turns scale into a zero-dimensional tensor first'."""
     out_of_place = table(STEP, "naive", "attention_copies")
     in_place = table(STEP, "naive_inplace", "attention_copies")
     pairs = {(r["parent"], r["name"]) for r in out_of_place}
@@ -136,12 +177,25 @@ def test_copies_table_in_and_out_of_place() -> None:
     assert ("aten::clone", "aten::copy_") in pairs
     assert ("aten::clone", "aten::empty_like") in pairs
     assert all(r["name"] != "aten::clone" for r in in_place)
-    assert {r["parent"] for r in in_place} <= {"aten::to", "aten::_to_copy", "aten::mul"}
-    for rows in (out_of_place, in_place):
-        scalar = next(r for r in rows if r["parent"] == "aten::to")
-        assert scalar["name"] == "aten::_to_copy" and scalar["input0"] == "double []"
     assert fwd("naive")["clones_per_fwd"] == 1
     assert fwd("naive_inplace")["clones_per_fwd"] == 0
+    if shown_device(STEP, "naive_inplace") == "cuda":
+        assert in_place == []
+        assert {r["parent"] for r in out_of_place} <= {
+            "aten::masked_fill",
+            "aten::clone",
+            "aten::empty_like",
+        }
+        mul = next(r for r in kernels("naive") if "MulFunctor" in r["name"])
+        assert "AUnaryFunctor" in mul["name"]
+    for variant in ("naive", "naive_inplace"):
+        cpu_dir = ARTIFACTS / "cpu" / STEP / variant / "attention_copies.csv"
+        if not cpu_dir.exists():
+            continue
+        with cpu_dir.open(newline="") as fh:
+            rows = list(csv.DictReader(fh))
+        scalar = next(r for r in rows if r["parent"] == "aten::to")
+        assert scalar["name"] == "aten::_to_copy" and scalar["input0"] == "double []"
 
 
 def test_in_place_has_fewer_operators_and_one_pass_less() -> None:
@@ -215,17 +269,31 @@ def test_math_safe_softmax_checks_for_all_masked_rows() -> None:
 
 
 # ---- flash on the CPU ---------------------------------------------------------------------
-def test_flash_on_cpu_is_one_compute_operator() -> None:
-    """'the whole forward is one compute operator, aten::_scaled_dot_product_flash_attention_
-    for_cpu, plus a few allocations' (CPU capture only)."""
-    if shown_device(STEP, "sdpa_flash") != "cpu":
-        pytest.skip("the page shows a CUDA capture of sdpa_flash")
-    names = [r["name"] for r in ops("sdpa_flash")]
-    assert names[:2] == [
-        "aten::scaled_dot_product_attention",
-        "aten::_scaled_dot_product_flash_attention_for_cpu",
-    ]
-    assert all(n.startswith("aten::empty") for n in names[2:])
+def test_flash_is_one_chain_of_calls() -> None:
+    """'aten::scaled_dot_product_attention calls aten::_scaled_dot_product_flash_attention, which
+    calls aten::_flash_attention_forward; that allocates the output and a few small buffers
+    (aten::empty*) and launches one kernel'; its first input is q as [batch, seq, heads,
+    head_dim]; 'on a CPU capture, the same call lands in
+    aten::_scaled_dot_product_flash_attention_for_cpu'."""
+    rows = ops("sdpa_flash")
+    names = [r["name"] for r in rows]
+    if shown_device(STEP, "sdpa_flash") == "cuda":
+        assert names[:3] == [
+            "aten::scaled_dot_product_attention",
+            "aten::_scaled_dot_product_flash_attention",
+            "aten::_flash_attention_forward",
+        ]
+        assert [r["rel_depth"] for r in rows[:3]] == ["1", "2", "3"]
+        assert all(n.startswith("aten::empty") for n in names[3:])
+        b, h, s, d = shape("sdpa_flash")
+        assert dims(rows[2]["input0"])[1] == [b, s, h, d]
+        assert rows[2]["gpu_work"] == "flash attention"
+        assert fwd("sdpa_flash")["kernels_per_fwd"] == 1
+    cpu_rows = ARTIFACTS / "cpu" / STEP / "sdpa_flash" / "attention_ops.csv"
+    if cpu_rows.exists():
+        with cpu_rows.open(newline="") as fh:
+            cpu_names = [r["name"] for r in csv.DictReader(fh)]
+        assert cpu_names[1] == "aten::_scaled_dot_product_flash_attention_for_cpu"
 
 
 def test_flash_reads_no_score_matrix() -> None:
@@ -238,20 +306,24 @@ def test_flash_reads_no_score_matrix() -> None:
     assert fwd("naive")["score_traffic_bytes"] > v["qkvo_bytes"]  # type: ignore[operator]
 
 
+def test_score_matrix_against_qkvo_grows_with_seq() -> None:
+    """'one score matrix is seq / (4 x head_dim) times their size: R at the shape shown, and 32
+    at 8192, the longest in the GPU sweep'."""
+    v = fwd("sdpa_flash")
+    _, _, s, d = shape("sdpa_flash")
+    assert v["score_per_qkvo"] == s / (4 * d)
+    assert v["score_matrix_bytes"] == v["score_per_qkvo"] * v["qkvo_bytes"]  # type: ignore[operator]
+    head_dim = int(cuda_arg("sdpa_flash", "--head-dim"))
+    assert int(cuda_arg("sdpa_flash", "--seq")) == 1024
+    assert 1024 / (4 * head_dim) == 4
+    longest = max(int(x) for x in cuda_arg("sweep", "--sweep-seqs").split(","))
+    assert longest == 8192 and longest / (4 * head_dim) == 32
+
+
 # ---- where the cost moved ------------------------------------------------------------------------
-def test_math_is_the_slowest_on_the_cpu() -> None:
-    """'On the CPU captures ... the math backend takes the longest per forward of the four'."""
-    shown = [shown_device(STEP, v) for v in CPU_VARIANTS]
-    if set(shown) != {"cpu"}:
-        pytest.skip("the page shows CUDA captures")
-    math = fwd("sdpa_math")["cpu_per_fwd_ns"]
-    for variant in ("naive", "naive_inplace", "sdpa_flash"):
-        assert math > fwd(variant)["cpu_per_fwd_ns"], variant  # type: ignore[operator]
-
-
 def test_sdpa_self_time_only_where_sdpa_is_called() -> None:
-    assert fwd("naive")["sdpa_self_per_fwd_ns"] == 0
-    assert fwd("sdpa_math")["sdpa_self_per_fwd_ns"] > 0  # type: ignore[operator]
+    assert fwd("naive")["sdpa_self_ns_per_fwd"] == 0
+    assert fwd("sdpa_math")["sdpa_self_ns_per_fwd"] > 0  # type: ignore[operator]
 
 
 # ---- the sweep -----------------------------------------------------------------------------------
@@ -284,104 +356,291 @@ def test_sweep_flops_follow_the_formula() -> None:
         assert int(row["flops"]) == 4 * settings["batch"] * settings["heads"] * s * s * 64
 
 
-def test_flash_beats_math_at_the_longest_length_on_cpu() -> None:
-    """'On the CPU capture, at the longest length, the fused flash kernel is well ahead of the
-    math backend'."""
-    if shown_device(STEP, "sweep") != "cpu":
-        pytest.skip("the page shows a CUDA sweep")
-    rows = sweep()
-    longest = max(int(r["seq"]) for r in rows)
-    at = {r["impl"]: float(r["cpu_per_fwd_ns"]) for r in rows if int(r["seq"]) == longest}
-    assert at["sdpa_flash"] * 1.5 < at["sdpa_math"]
-
-
 # ---- CUDA-only claims ---------------------------------------------------------------------
 def kernels(variant: str) -> list[dict[str, str]]:
     return table(STEP, variant, "attention_kernels", cpu_ok=False)
 
 
+def gpu(variant: str) -> dict[str, object]:
+    return fwd(variant, cpu_ok=False)
+
+
+def by_family(variant: str, family: str) -> list[dict[str, str]]:
+    return [r for r in kernels(variant) if r["family"] == family]
+
+
 @needs_cuda("naive")
 def test_naive_gpu_work_per_operator() -> None:
-    """'aten::bmm a GEMM, aten::mul an elementwise kernel, aten::_softmax a softmax kernel, and
-    the hidden aten::copy_ a device-to-device memory copy'; one copy per forward."""
+    """'aten::bmm a GEMM, aten::mul an elementwise kernel, aten::masked_fill_ a masked-fill
+    kernel, aten::_softmax a softmax kernel, and the hidden aten::copy_ a device-to-device memory
+    copy. The first aten::bmm also issues a small memset before its GEMM'."""
     rows = table(STEP, "naive", "attention_ops", cpu_ok=False)
-    work = {}
+    work: dict[str, str] = {}
     for row in rows:
         work.setdefault(row["name"], row["gpu_work"])
-    assert "GEMM" in work["aten::bmm"]
-    assert "elementwise" in work["aten::mul"]
-    assert "softmax" in work["aten::_softmax"]
-    assert "memcpy" in work["aten::clone"]
-    assert fwd("naive", cpu_ok=False)["copies_per_fwd"] == 1
+    assert work["aten::bmm"] == "memset; GEMM, tensor cores"
+    assert work["aten::mul"] == "elementwise"
+    assert work["aten::masked_fill_"] == "masked_fill"
+    assert work["aten::_softmax"] == "softmax"
+    assert work["aten::copy_"] == "memcpy"
+    bmms = [r for r in rows if r["name"] == "aten::bmm"]
+    assert bmms[1]["gpu_work"] == "GEMM, tensor cores"
+    v = gpu("naive")
+    assert v["copies_per_fwd"] == 1 and v["memsets_per_fwd"] == 1
+
+
+@needs_cuda("naive")
+def test_naive_is_gpu_bound_and_its_time_is_in_the_unfused_passes() -> None:
+    """'the CPU finishes issuing it long before the GPU finishes running it, so this version is
+    GPU-bound ... the two matrix multiplies ... take the smaller part; the unfused operators ...
+    most of it. The masked fill alone takes longer than both GEMMs together'."""
+    v = gpu("naive")
+    assert float(v["gpu_ns_per_fwd"]) > 2 * float(v["cpu_ns_per_fwd"])  # type: ignore[arg-type]
+    gemm = sum(float(r["time_ns_per_fwd"]) for r in by_family("naive", "GEMM, tensor cores"))
+    assert gemm < 0.5 * float(v["gpu_ns_per_fwd"])  # type: ignore[arg-type]
+    (masked,) = by_family("naive", "masked_fill")
+    assert float(masked["time_ns_per_fwd"]) > gemm
 
 
 @needs_cuda("naive")
 def test_naive_copy_is_a_dtod_memcpy_launched_by_cudamemcpyasync() -> None:
-    """'a Memcpy DtoD on the stream, launched by cudaMemcpyAsync from inside aten::copy_'."""
+    """'The copy runs there as a Memcpy DtoD, launched by cudaMemcpyAsync from inside
+    aten::copy_'."""
     copies = table(STEP, "naive", "attention_copies", cpu_ok=False)
     copy = next(r for r in copies if r["parent"] == "aten::clone" and r["name"] == "aten::copy_")
     assert copy["gpu_work"].startswith("Memcpy DtoD")
     assert copy["launch_api"] == "cudaMemcpyAsync"
-    assert any(r["family"] == "memcpy" for r in kernels("naive"))
+    (memcpy,) = by_family("naive", "memcpy")
+    assert float(memcpy["time_ns_per_fwd"]) == pytest.approx(gpu("naive")["copy_gpu_ns_per_fwd"])
 
 
 @needs_cuda("naive_inplace")
-def test_in_place_launches_no_copy() -> None:
-    assert fwd("naive_inplace", cpu_ok=False)["copies_per_fwd"] == 0
-    assert all(r["family"] != "memcpy" for r in kernels("naive_inplace"))
+def test_in_place_saves_the_copy_on_the_gpu() -> None:
+    """'the saving is the copy's own time, and its list of GPU work is the same but for the
+    copy'."""
+    naive, inplace = gpu("naive"), gpu("naive_inplace")
+    assert inplace["copies_per_fwd"] == 0 and inplace["copy_gpu_ns_per_fwd"] == 0
+    saved = float(naive["gpu_ns_per_fwd"]) - float(inplace["gpu_ns_per_fwd"])  # type: ignore[arg-type]
+    copy = float(naive["copy_gpu_ns_per_fwd"])  # type: ignore[arg-type]
+    assert abs(saved - copy) < 0.25 * copy
+    before = [r["name"] for r in kernels("naive") if r["family"] != "memcpy"]
+    assert [r["name"] for r in kernels("naive_inplace")] == before
 
 
 @needs_cuda("sdpa_math")
 def test_math_launches_more_kernels_and_takes_longer_than_in_place() -> None:
-    """Math: more kernels and more GPU time per forward than the in-place version; fp32 GEMMs
-    on CUDA cores where the naive version gets tensor-core GEMMs."""
-    math, inplace = fwd("sdpa_math", cpu_ok=False), fwd("naive_inplace", cpu_ok=False)
-    assert math["kernels_per_fwd"] > inplace["kernels_per_fwd"]  # type: ignore[operator]
-    assert math["gpu_per_fwd_ns"] > inplace["gpu_per_fwd_ns"]  # type: ignore[operator]
-    math_families = {r["family"] for r in kernels("sdpa_math")}
-    assert "GEMM, fp32 on CUDA cores" in math_families
-    assert "GEMM, tensor cores" not in math_families
-    assert "GEMM, tensor cores" in {r["family"] for r in kernels("naive_inplace")}
+    """Math: more kernels and more GPU time per forward than the in-place version; GEMM names with
+    'f32f32' and 'ffma' where the naive version's are cuBLAS's 'nvjet' kernels."""
+    math_, inplace = gpu("sdpa_math"), gpu("naive_inplace")
+    assert float(math_["kernels_per_fwd"]) > float(inplace["kernels_per_fwd"])  # type: ignore[arg-type]
+    assert float(math_["gpu_ns_per_fwd"]) > float(inplace["gpu_ns_per_fwd"])  # type: ignore[arg-type]
+    fp32 = by_family("sdpa_math", "GEMM, fp32 on CUDA cores")
+    assert len(fp32) == 2 and all("f32f32" in r["name"] and "ffma" in r["name"] for r in fp32)
+    assert not by_family("sdpa_math", "GEMM, tensor cores")
+    tensor_core = by_family("naive_inplace", "GEMM, tensor cores")
+    assert len(tensor_core) == 2 and all(r["name"].startswith("nvjet") for r in tensor_core)
 
 
 @pytest.mark.parametrize("variant", sorted(FUSED))
 def test_fused_backends_run_one_attention_kernel(variant: str) -> None:
     """'the efficient, flash and cuDNN backends each run attention as one fused kernel per
-    forward', with the names the page decodes."""
+    forward (cuDNN also issues a small memset before it)', with the names the page decodes."""
     if shown_device(STEP, variant, cpu_ok=False) is None:
         pytest.skip(f"no CUDA capture of {STEP}/{variant} committed yet")
-    rows = [r for r in kernels(variant) if r["family"] == FUSED[variant]]
+    rows = by_family(variant, FUSED[variant])
     assert len(rows) == 1 and float(rows[0]["per_fwd"]) == 1
-    name = rows[0]["name"]
+    v = gpu(variant)
+    assert v["kernels_per_fwd"] == 1 and v["copies_per_fwd"] == 0
+    assert v["memsets_per_fwd"] == (1 if variant == "sdpa_cudnn" else 0)
+    if variant == "sdpa_cudnn":
+        assert [r["family"] for r in kernels(variant)] == ["memset", FUSED[variant]]
     expected = {
         "sdpa_efficient": "fmha_cutlassF",
         "sdpa_flash": "pytorch_flash::flash_fwd_kernel",
         "sdpa_cudnn": "cudnn",
     }[variant]
-    assert expected in name
-    assert fwd(variant, cpu_ok=False)["score_passes"] == 0
+    assert expected in rows[0]["name"]
+    assert v["score_passes"] == 0
+
+
+@needs_cuda("sdpa_cudnn")
+def test_fused_kernel_names_and_their_order() -> None:
+    """Efficient: 'sm80 ... on this Hopper GPU too'; flash: 'Flash_fwd_kernel_traits<64, 128,
+    128, 4, ...>' and 128 threads per block; cuDNN: 'sdpa_sm90_flash_fprop_wgmma', 'the only one
+    built for the GPU it ran on here, and the fastest: ... below flash's, which is below the
+    efficient kernel's'."""
+    env = capture_record(STEP, "sdpa_cudnn", cpu_ok=False)["environment"]
+    assert env["gpu_compute_capability"] == "9.0"
+    (eff,) = by_family("sdpa_efficient", FUSED["sdpa_efficient"])
+    assert "_sm80" in eff["name"]
+    (flash,) = by_family("sdpa_flash", FUSED["sdpa_flash"])
+    assert "Flash_fwd_kernel_traits<64, 128, 128, 4," in flash["name"]
+    assert flash["block_threads"] == "128" and int(cuda_arg("sdpa_flash", "--head-dim")) == 64
+    assert "sm80" not in flash["name"] and "sm90" not in flash["name"]
+    (cudnn,) = by_family("sdpa_cudnn", FUSED["sdpa_cudnn"])
+    assert "_sdpa_sm90_flash_fprop_wgmma_" in cudnn["name"]
+    order = ("sdpa_cudnn", "sdpa_flash", "sdpa_efficient")
+    times = [float(gpu(v)["gpu_ns_per_fwd"]) for v in order]  # type: ignore[arg-type]
+    assert times == sorted(times)
+
+
+def register_limit(row: dict[str, str]) -> float:
+    """Register-limited occupancy recomputed from registers and threads (65536 registers, 64
+    warps per SM, registers allocated per warp in units of 256)."""
+    warps = math.ceil(int(row["block_threads"]) / 32)
+    per_warp = math.ceil(int(row["registers_per_thread"]) * 32 / 256) * 256
+    return 100 * min(65536 // (per_warp * warps) * warps, 64) / 64
 
 
 @needs_cuda("sdpa_flash")
 def test_flash_occupancy_is_limited_by_registers() -> None:
-    """'The flash kernel spends the whole register budget ... Fewer resident warps'."""
-    row = next(r for r in kernels("sdpa_flash") if r["family"] == "flash attention")
-    assert int(row["registers_per_thread"]) >= 200
-    assert float(row["register_occupancy_pct"]) <= 25
-    assert float(row["reported_occupancy_pct"]) <= float(row["register_occupancy_pct"])
-
-
-@pytest.mark.parametrize("variant", ["sdpa_efficient", "sdpa_flash"])
-def test_efficient_and_flash_launch_through_the_runtime(variant: str) -> None:
-    if shown_device(STEP, variant, cpu_ok=False) is None:
-        pytest.skip(f"no CUDA capture of {STEP}/{variant} committed yet")
-    row = next(r for r in kernels(variant) if r["family"] == FUSED[variant])
-    assert row["launch_api"] == "cudaLaunchKernel"
+    """'The flash kernel uses the most registers a thread can have, 255: only two of its blocks
+    fit ..., an eighth of the SM's warps, and the profiler's estimate (rounded to a whole percent)
+    agrees. The efficient kernel uses about half as many registers per thread and reaches a
+    quarter'."""
+    (flash,) = by_family("sdpa_flash", FUSED["sdpa_flash"])
+    assert int(flash["registers_per_thread"]) == 255
+    assert float(flash["register_occupancy_pct"]) == register_limit(flash) == 100 / 8
+    reported = float(flash["reported_occupancy_pct"])
+    assert reported == round(reported) and abs(reported - 100 / 8) <= 0.5
+    (eff,) = by_family("sdpa_efficient", FUSED["sdpa_efficient"])
+    assert abs(2 * int(eff["registers_per_thread"]) - 255) <= 4
+    assert float(eff["register_occupancy_pct"]) == register_limit(eff) == 25
 
 
 @needs_cuda("sdpa_cudnn")
-def test_cudnn_launches_through_the_driver_api() -> None:
-    """'Its attention kernel goes through the driver API's cuLaunchKernel family'."""
-    row = next(r for r in kernels("sdpa_cudnn") if r["family"] == FUSED["sdpa_cudnn"])
-    assert row["launch_api"].startswith("cuLaunchKernel")
-    assert "cuLaunchKernel" in str(fwd("sdpa_cudnn", cpu_ok=False)["launch_apis"])
+def test_persistent_kernels_have_no_reported_occupancy() -> None:
+    """'The cuDNN kernel, like cuBLAS's nvjet GEMMs in the naive version's table ...: three
+    warpgroups per block (384 threads) and a grid of exactly one block per SM ... the profiler's
+    estimate reads zero ... The register-limited column ... still says what fits'."""
+    sms = capture_record(STEP, "sdpa_cudnn", cpu_ok=False)["environment"]["gpu_sm_count"]
+    rows = by_family("sdpa_cudnn", FUSED["sdpa_cudnn"]) + by_family("naive", "GEMM, tensor cores")
+    assert len(rows) == 3
+    for row in rows:
+        assert row["block_threads"] == "384" and int(row["grid_blocks"]) == sms
+        assert float(row["reported_occupancy_pct"]) == 0
+        assert float(row["register_occupancy_pct"]) == register_limit(row) > 0
+
+
+@needs_cuda("sdpa_cudnn")
+def test_who_launches_what() -> None:
+    """Efficient and flash by cudaLaunchKernel, 'like the elementwise and softmax kernels'; cuDNN
+    by cuLaunchKernelEx; 'cuBLAS launches its nvjet GEMMs the same way, and the math backend's
+    fp32 GEMMs go through cudaLaunchKernelExC'."""
+    for variant in ("sdpa_efficient", "sdpa_flash"):
+        (row,) = by_family(variant, FUSED[variant])
+        assert row["launch_api"] == "cudaLaunchKernel"
+    for family in ("elementwise", "softmax", "masked_fill"):
+        assert {r["launch_api"] for r in by_family("naive", family)} == {"cudaLaunchKernel"}
+    (cudnn,) = by_family("sdpa_cudnn", FUSED["sdpa_cudnn"])
+    assert cudnn["launch_api"] == "cuLaunchKernelEx"
+    gemms = by_family("naive", "GEMM, tensor cores")
+    assert {r["launch_api"] for r in gemms} == {"cuLaunchKernelEx"}
+    fp32 = by_family("sdpa_math", "GEMM, fp32 on CUDA cores")
+    assert {r["launch_api"] for r in fp32} == {"cudaLaunchKernelExC"}
+    assert "cuLaunchKernelEx" in str(gpu("sdpa_cudnn")["launch_apis"])
+
+
+# ---- where the cost moved, on the GPU capture ------------------------------------------------
+@needs_cuda("sdpa_cudnn")
+def test_which_versions_wait_for_which_side() -> None:
+    """'The naive, in-place and math versions take more GPU time per forward than CPU time ...
+    Flash and cuDNN are the other way round'."""
+    for variant in ("naive", "naive_inplace", "sdpa_math"):
+        v = gpu(variant)
+        assert float(v["gpu_ns_per_fwd"]) > float(v["cpu_ns_per_fwd"]), variant  # type: ignore[arg-type]
+    for variant in ("sdpa_flash", "sdpa_cudnn"):
+        v = gpu(variant)
+        assert float(v["gpu_ns_per_fwd"]) < 0.75 * float(v["cpu_ns_per_fwd"]), variant  # type: ignore[arg-type]
+
+
+@needs_cuda("sdpa_cudnn")
+def test_cudnn_cost_moved_into_the_library() -> None:
+    """'both launch one kernel per forward, yet cuDNN's CPU time is the larger. The difference sits
+    in the self time of aten::_cudnn_attention_forward, several times that of
+    aten::_flash_attention_forward and, here, longer than the cuDNN kernel itself'."""
+    cudnn, flash = gpu("sdpa_cudnn"), gpu("sdpa_flash")
+    assert float(cudnn["cpu_ns_per_fwd"]) > float(flash["cpu_ns_per_fwd"])  # type: ignore[arg-type]
+    own = float(cudnn["backend_self_ns_per_fwd"])  # type: ignore[arg-type]
+    assert own > 2 * float(flash["backend_self_ns_per_fwd"])  # type: ignore[arg-type]
+    assert own > float(cudnn["gpu_ns_per_fwd"])  # type: ignore[arg-type]
+
+
+# ---- the sweep on the GPU capture ------------------------------------------------------------
+ORDER = ("sdpa_cudnn", "sdpa_flash", "sdpa_efficient", "naive_inplace", "sdpa_math")
+
+
+def gpu_sweep() -> dict[tuple[str, int], dict[str, str]]:
+    if shown_device(STEP, "sweep") != "cuda":
+        pytest.skip("no CUDA capture of the sweep committed yet")
+    return {(r["impl"], int(r["seq"])): r for r in sweep()}
+
+
+def test_sweep_cpu_time_is_flat() -> None:
+    """'every implementation's CPU time per forward stays flat along the sweep, with the math
+    backend ... the highest'."""
+    rows = gpu_sweep()
+    seqs = sorted({s for _, s in rows})
+    for impl in ORDER:
+        cpu = [float(rows[impl, s]["cpu_ns_per_fwd"]) for s in seqs]
+        assert max(cpu) < 1.5 * min(cpu), impl
+    for s in seqs:
+        assert max(ORDER, key=lambda i: float(rows[i, s]["cpu_ns_per_fwd"])) == "sdpa_math"
+
+
+def test_sweep_gpu_order_and_slopes() -> None:
+    """'the order of the implementations is the same at every length: cuDNN fastest, then flash,
+    the efficient kernel, the in-place version and the math backend ... The GPU curves start
+    flatter than the dotted line ... and bend up to follow it'."""
+    rows = gpu_sweep()
+    seqs = sorted({s for _, s in rows})
+    for s in seqs:
+        times = [float(rows[i, s]["gpu_ns_per_fwd"]) for i in ORDER]
+        assert times == sorted(times), s
+    for impl in ORDER:
+        t = [float(rows[impl, s]["gpu_ns_per_fwd"]) for s in seqs]
+        first = math.log2(t[1] / t[0]) / math.log2(seqs[1] / seqs[0])
+        last = math.log2(t[-1] / t[-2]) / math.log2(seqs[-1] / seqs[-2])
+        assert first < 1.5 < last, impl
+
+
+def test_sweep_overhead_bound_then_gpu_bound() -> None:
+    """'At the shortest length every implementation is overhead-bound, and at the longest every
+    one is GPU-bound. The crossover comes at a shorter length for the in-place version and the
+    math backend than for any fused backend'."""
+    rows = gpu_sweep()
+    seqs = sorted({s for _, s in rows})
+
+    def gpu_bound(impl: str, s: int) -> bool:
+        return float(rows[impl, s]["gpu_ns_per_fwd"]) > float(rows[impl, s]["cpu_ns_per_fwd"])
+
+    for impl in ORDER:
+        assert not gpu_bound(impl, seqs[0]) and gpu_bound(impl, seqs[-1]), impl
+    crossover = {impl: next(s for s in seqs if gpu_bound(impl, s)) for impl in ORDER}
+    unfused = max(crossover["naive_inplace"], crossover["sdpa_math"])
+    assert unfused < min(crossover[i] for i in ("sdpa_cudnn", "sdpa_flash", "sdpa_efficient"))
+
+
+def test_sweep_flash_splits_kv_at_one_length() -> None:
+    """'at one length, flash launches two kernels per forward ... flash_fwd_splitkv_kernel ...
+    flash_fwd_splitkv_combine_kernel'."""
+    from generators.tp import open_trace
+
+    rows = gpu_sweep()
+    flash = {
+        s: float(r["kernels_per_fwd"]) for (impl, s), r in rows.items() if impl == "sdpa_flash"
+    }
+    two = [s for s, n in flash.items() if n == 2]
+    assert len(two) == 1 and all(n == 1 for s, n in flash.items() if s != two[0])
+    label = f"attn_fwd/sdpa_flash/*s{two[0]}d*"
+    sql = (
+        "INCLUDE PERFETTO MODULE guide.attention; "
+        "SELECT DISTINCT w.name FROM guide_attention_forward AS f "
+        "JOIN guide_attention_work_in!(guide_attention_forward) AS w ON w.region_id = f.id "
+        f"WHERE f.name GLOB '{label}'"
+    )
+    with open_trace(variant_dir(STEP, "sweep") / "trace.json.gz") as tp:
+        names = [r.name for r in tp.query(sql)]
+    assert len(names) == 2
+    assert any("flash_fwd_splitkv_kernel" in n for n in names)
+    assert any("flash_fwd_splitkv_combine_kernel" in n for n in names)

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from tests.claims import shown_device, table, trace_table, trace_values, values
+from tests.claims import (
+    capture_record,
+    shown_device,
+    table,
+    trace_table,
+    trace_values,
+    values,
+)
 
 STEP = "linear"
 needs_cuda = pytest.mark.skipif(
@@ -65,11 +72,25 @@ def test_cpu_bias_is_broadcast_with_stride_zero_and_copied() -> None:
     assert v["copies_inside_addmm"] == v["addmm_calls"]
 
 
+def test_gpu_counts_are_not_shown_as_zeros_on_cpu() -> None:
+    """The GPU-only counts (runtime calls, arrows, kernels, copies) are NULL on a CPU capture."""
+    if shown_device(STEP, "eager") != "cpu":
+        pytest.skip("checks the CPU capture")
+    view, ops = _v("eager", "linear_view"), _v("eager", "linear_ops")
+    for key in ("t_runtime_calls", "t_flows", "t_kernels", "t_device_ns"):
+        assert view[key] is None, key
+    for key in ("kernels", "addmm_kernels", "addmm_copies"):
+        assert ops[key] is None, key
+
+
 def test_gemm_flops_from_shapes() -> None:
-    """2 * M * N * K from the recorded shapes; kernel columns empty on CPU."""
+    """2 * M * N * K from the recorded shapes; kernel columns empty on CPU; the type is named
+    as elsewhere in the guide (fp32 on CPU, bf16 on CUDA)."""
     rows = table(STEP, "eager", "linear_gemm")
     assert len(rows) == 1
     row = rows[0]
+    dtype = capture_record(STEP, "eager")["settings"]["dtype"]
+    assert row["dtype"] == dtype
     m, n, k = int(row["m"]), int(row["n"]), int(row["k"])
     assert (m, n, k) == (1024, 64, 32)
     assert int(row["flops"]) == 2 * m * n * k
@@ -106,9 +127,11 @@ def test_cuda_t_launches_nothing() -> None:
 
 
 @needs_cuda
-def test_cuda_one_kernel_per_addmm() -> None:
+def test_cuda_addmm_adds_the_bias_in_the_gemm_epilogue() -> None:
+    """'expect the second way': one kernel per addmm and no copy; the GEMM table names it."""
     v = values(STEP, "eager", cpu_ok=False)["linear_ops"]
-    assert v["addmm_kernels"] == v["addmm_calls"] == v["linear_calls"]
+    assert v["addmm_kernels"] == v["addmm_calls"] == v["linear_calls"] > 0
+    assert v["addmm_copies"] == 0
     gemm = table(STEP, "eager", "linear_gemm", cpu_ok=False)
     assert gemm[0]["kernel"] and gemm[0]["decoded"]
     assert float(gemm[0]["achieved_tflops"]) > 0
@@ -117,7 +140,30 @@ def test_cuda_one_kernel_per_addmm() -> None:
 @needs_cuda
 @needs_cuda_compiled
 def test_cuda_compiled_uses_the_same_kernel() -> None:
-    """'the kernel's name should not change'."""
+    """'expect its GEMM kernel to carry the same name as the eager layer's'."""
     eager = {r["kernel"] for r in table(STEP, "eager", "linear_gemm", cpu_ok=False)}
     compiled = {r["kernel"] for r in table(STEP, "compiled", "linear_gemm", cpu_ok=False)}
     assert eager == compiled
+
+
+@needs_cuda
+def test_cuda_addmm_has_no_nested_copy_and_the_name_says_bias() -> None:
+    """'aten::addmm has no nested operators at all' and the nvjet name carries `bias`."""
+    chain = table(STEP, "eager", "linear_chain", cpu_ok=False)
+    ops = [r["name"] for r in chain]
+    assert ops[-1] == "aten::addmm" and "aten::expand" not in ops and "aten::copy_" not in ops
+    assert values(STEP, "eager", cpu_ok=False)["linear_ops"]["copies_inside_addmm"] == 0
+    gemm = table(STEP, "eager", "linear_gemm", cpu_ok=False)
+    assert all("fuses bias" in r["decoded"] for r in gemm)
+    assert all("_bias_" in r["kernel"] for r in gemm if r["kernel"].startswith("nvjet_"))
+
+
+@needs_cuda
+def test_cuda_small_gemm_is_below_a_hundredth_of_the_mlp_gemms() -> None:
+    """'below a hundredth of what the same GPU reaches on the larger GEMMs of the next page'."""
+    if shown_device("mlp", "eager", cpu_ok=False) is None:
+        pytest.skip("no CUDA capture of mlp/eager")
+    linear = max(float(r["achieved_tflops"]) for r in table(STEP, "eager", "linear_gemm"))
+    mlp = [float(r["achieved_tflops"]) for r in table("mlp", "eager", "mlp_work") if r["flops"]]
+    assert linear < min(mlp) / 100
+    assert float(table(STEP, "eager", "linear_gemm")[0]["flops"]) < 1e7  # 'a few million'

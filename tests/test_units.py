@@ -31,6 +31,7 @@ from generators.units import format_value, unit_of
         (4350, "kernels", "4,350"),
         (2.5, "ratio", "2.50"),
         (9.996, "x_pct", "10.0 %"),
+        (123.456, "tokens_per_s", "123/s"),
         (None, "dur_ns", "–"),
         ("aten::mm", "name", "aten::mm"),
     ],
@@ -44,4 +45,5 @@ def test_unit_suffixes() -> None:
     assert unit_of("calls") is None
     assert unit_of("wrapper_self_ns_per_step") == "ns"
     assert unit_of("peak_bytes_per_s") == "bytes/s"
-    assert unit_of("steps_per_s") is None
+    assert unit_of("tokens_per_s") == "/s"
+    assert unit_of("cpu_per_fwd_ns") == "ns"

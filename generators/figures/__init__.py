@@ -8,6 +8,7 @@ outlines from whatever fonts a machine has) and the DejaVu Sans metrics that shi
 
 from __future__ import annotations
 
+import functools
 import importlib
 import io
 import re
@@ -87,3 +88,28 @@ def render_svg(name: str, rows: list[dict[str, object]], context: FigureContext)
         fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
         plt.close(fig)
     return buffer.getvalue()
+
+
+#: Width of the page's content column in inches (about 750 px): figures drawn this wide show
+#: 1 pt of font size as about 1.33 px, so 8 pt text reads at about 10.7 px.
+CONTENT_WIDTH_IN = 7.8
+
+
+def hardware_label(context: FigureContext) -> str:
+    """'CPU · AMD EPYC' / 'CUDA · NVIDIA H100 …': the device kind and the hardware, for titles."""
+    kind = "CPU" if context.device == "cpu" else context.device.upper()
+    hardware = plain_text(context.hardware)
+    return kind if hardware.lower() == context.device.lower() else f"{kind} · {hardware}"
+
+
+@functools.lru_cache(maxsize=4096)
+def text_width_pt(text: str, size: float) -> float:
+    """Width of ``text`` in points at font ``size``, from the bundled DejaVu Sans metrics."""
+    from matplotlib.backends.backend_agg import RendererAgg
+    from matplotlib.font_manager import FontProperties
+
+    renderer = RendererAgg(10, 10, 72)
+    width, _, _ = renderer.get_text_width_height_descent(
+        text, FontProperties(family="DejaVu Sans", size=size), ismath=False
+    )
+    return float(width)

@@ -1,9 +1,10 @@
 """Time per attention forward against sequence length, one line per implementation.
 
-Data: rows of ``generators/queries/attention_sweep.sql`` (impl, seq, cpu_per_fwd_ns,
-gpu_per_fwd_ns, ...). Two panels when the capture has GPU work (GPU time, CPU time), one (CPU
-time) otherwise. Both axes are logarithmic; a dotted grey line of slope 2 marks how a cost that
-grows with seq² would rise, so a flat stretch (fixed overhead) stands out against it.
+Data: rows of ``generators/queries/attention_sweep.sql`` (impl, seq, cpu_ns_per_fwd,
+gpu_ns_per_fwd, ...). Two panels when the capture has GPU work (GPU time, CPU time), one (CPU
+time) otherwise, sharing one time axis. Both axes are logarithmic; a dotted grey line of slope 2
+marks how a cost that grows with seq² would rise, so a flat stretch (fixed overhead) stands out
+against it.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ STYLES = {
 }
 
 
-def _panel(ax: Axes, rows: list[dict[str, object]], column: str, title: str) -> None:
+def _panel(ax: Axes, rows: list[dict[str, object]], column: str, title: str, y_top: float) -> None:
     impls = sorted(
         {str(r["impl"]) for r in rows},
         key=lambda i: list(STYLES).index(i) if i in STYLES else len(STYLES),
@@ -68,11 +69,13 @@ def _panel(ax: Axes, rows: list[dict[str, object]], column: str, title: str) -> 
         )
     all_y = [float(r[column]) for r in rows if r[column] not in (None, "", 0)]  # type: ignore[arg-type]
     if all_y:
-        # Reference slope: cost proportional to seq², anchored at the smallest time.
+        # Reference slope: cost proportional to seq², anchored at the smallest time and cut
+        # where it leaves the data's range, so that it does not stretch the axis.
         x0, y0 = seqs[0], min(all_y)
+        x1 = min(float(seqs[-1]), x0 * math.sqrt(y_top / y0))
         ax.plot(
-            [x0, seqs[-1]],
-            [y0, y0 * (seqs[-1] / x0) ** 2],
+            [x0, x1],
+            [y0, y0 * (x1 / x0) ** 2],
             linestyle=":",
             color="#999999",
             lw=1,
@@ -93,14 +96,24 @@ def _panel(ax: Axes, rows: list[dict[str, object]], column: str, title: str) -> 
 def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
     if not rows:
         raise ValueError(f"{context.step}/{context.variant}: no sweep forwards in the trace")
-    has_gpu = any(r.get("gpu_per_fwd_ns") not in (None, "", 0) for r in rows)
-    panels = [("cpu_per_fwd_ns", "CPU time per forward (the attn_fwd region)")]
+    has_gpu = any(r.get("gpu_ns_per_fwd") not in (None, "", 0) for r in rows)
+    panels = [("cpu_ns_per_fwd", "CPU time per forward (the attn_fwd region)")]
     if has_gpu:
-        panels.insert(0, ("gpu_per_fwd_ns", "GPU time per forward (kernels launched)"))
+        panels.insert(0, ("gpu_ns_per_fwd", "GPU time per forward (kernels launched)"))
     fig = Figure(figsize=(5.2 * len(panels), 4.2))
-    axes = fig.subplots(1, len(panels), squeeze=False)[0]
+    # One time axis for both panels, so that CPU and GPU time compare at a glance: where a
+    # line sits higher in the CPU panel than in the GPU panel, the CPU is the bottleneck.
+    axes = fig.subplots(1, len(panels), squeeze=False, sharey=True)[0]
+    y_top = max(
+        float(r[c])  # type: ignore[arg-type]
+        for r in rows
+        for c, _ in panels
+        if r[c] not in (None, "", 0)
+    )
     for ax, (column, title) in zip(axes, panels, strict=True):
-        _panel(ax, rows, column, title)
+        _panel(ax, rows, column, title, y_top)
+    for ax in axes[1:]:
+        ax.set_ylabel("")
     axes[0].legend(fontsize=7, frameon=False, loc="upper left")
     fig.suptitle(
         f"Attention forward vs sequence length on {plain_text(context.hardware)}",

@@ -2,26 +2,38 @@
 
 Data: rows of ``generators/queries/llm_decode_timeline.sql`` (the columns of the generic
 ``timeline`` query, for the decode step in the middle of the first profiled ``generate`` call).
-Drawn by the generic timeline figure, with a title that says which step it is.
+Drawn by the generic timeline figure. A decode step holds hundreds of short slices, far too many
+to name one by one at the page's width, so only the few longest are named on the plot; a line
+under it sums each dense lane by name (count and total time), and the subtitle says so.
 """
 
 from __future__ import annotations
 
 from matplotlib.figure import Figure
 
-from generators.figures import FigureContext, plain_text, timeline
+from generators.figures import FigureContext, hardware_label, plain_text, timeline
 from generators.units import format_duration_ns
+
+#: Names placed outside their bars, per lane: the longest slices that are too narrow for theirs.
+NAMED_OUTSIDE = 6
 
 
 def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
-    fig = timeline.draw(rows, context)
+    if not rows:
+        raise ValueError(f"{context.step}/{context.variant}: no slices in the decode step")
     end_ns = max(float(r["start_ns"]) + float(r["dur_ns"]) for r in rows)  # type: ignore[arg-type]
     kernels = sum(1 for r in rows if r["category"] == "kernel")
+    deepest = max(int(r["depth"]) for r in rows)  # type: ignore[arg-type]
     title = (
-        f"One decode step ({context.variant}) on {plain_text(context.hardware)}: "
-        f"{format_duration_ns(end_ns)} from this forward's start to the next"
+        f"{plain_text(context.step_title)} — {plain_text(context.variant)}: "
+        f"one decode step on {hardware_label(context)}"
     )
+    notes = [f"{format_duration_ns(end_ns)} from this forward's start to the next"]
+    shown = f"bars: all {len(rows) - kernels} CPU slices down to depth {deepest}"
     if kernels:
-        title += f", {kernels} kernels"
-    fig.axes[0].set_title(title, loc="left")
-    return fig
+        shown += f" and {kernels} kernels"
+    notes += [
+        shown,
+        f"named: those whose name fits and the {NAMED_OUTSIDE} longest others per lane",
+    ]
+    return timeline.draw(rows, context, title=title, notes=notes, max_outside_labels=NAMED_OUTSIDE)

@@ -3,38 +3,184 @@
 Data: rows of ``generators/queries/timeline.sql`` (lane, depth, name, category, start_ns,
 dur_ns, id, launched_by). Arrows join each launch to the GPU work it started; the longest idle
 gap on each GPU lane is measured on the figure.
+
+Every slice is named where a reader can see it at the page's width: inside its bar when the
+name fits, otherwise beside the bar in the same row, otherwise in a row under the lane with a
+leader line up to the bar (the longest slices first, up to a budget). The subtitle says how many
+slices were left unnamed and how long the longest of them is. A lane with very many slices also
+gets a one-line summary: its most frequent depth's names ranked by total time.
 """
 
 from __future__ import annotations
 
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from generators.figures import (
     CATEGORY_COLORS,
+    CONTENT_WIDTH_IN,
     OTHER_COLOR,
     FigureContext,
+    hardware_label,
     plain_text,
     short_kernel_name,
+    text_width_pt,
 )
 from generators.units import format_duration_ns
 
-ROW_HEIGHT = 0.8
-LANE_GAP = 0.6
+ROW_HEIGHT = 0.8  # bar height, in rows
+ROW_IN = 0.27  # one row, in inches
+LANE_GAP = 0.6  # rows between a CPU lane and the next
+GPU_LANE_GAP = 1.7  # rows above a GPU lane (room for its "GPU idle" note)
+LABEL_PT = 8.0
+TICK_PT = 9.0
+TITLE_PT = 10.5
+SUBTITLE_PT = 8.5
+PAD_PT = 3.0  # between a bar and the label beside it, and between neighbouring labels
+RIGHT_IN = 0.2
+MAX_EXTRA_ROWS = 3  # label rows added under a lane
+MAX_LEADER_PT = 90.0  # how far a label may sit sideways from its bar
+MIN_LABEL_PT = 0.5  # bars narrower than this are not named outside
+DENSE_LANE = 60  # a lane with more slices than this gets a summary line
+SUMMARY_NAMES = 4
+LAUNCH_COLOR = "#D55E00"
 
 
-def _layout(rows: list[dict[str, object]]) -> tuple[dict[str, float], list[str], float]:
-    """y offset of each lane (CPU lanes first), and the total height."""
-    lanes = sorted(
-        {str(r["lane"]) for r in rows}, key=lambda lane: (not lane.startswith("CPU"), lane)
-    )
-    offsets: dict[str, float] = {}
-    y = 0.0
-    for lane in lanes:
-        offsets[lane] = y
-        depth = max(int(r["depth"]) for r in rows if r["lane"] == lane)  # type: ignore[arg-type]
-        y += depth + 1 + LANE_GAP
-    return offsets, lanes, y - LANE_GAP
+@dataclass
+class _Bar:
+    row: dict[str, object]
+    lane: str
+    depth: int
+    x0: float
+    x1: float
+    texts: list[str]
+
+    @property
+    def dur_ns(self) -> float:
+        return float(self.row["dur_ns"])  # type: ignore[arg-type]
+
+
+@dataclass
+class _Label:
+    text: str
+    x: float  # left edge (data units) for outside labels, centre for inside ones
+    depth: int  # row within the lane
+    bar: _Bar
+    kind: str  # "inside", "beside" or "callout"
+    width: float = 0.0  # of the text, in data units
+
+
+@dataclass
+class _Lane:
+    name: str
+    bars: list[_Bar] = field(default_factory=list)
+    labels: list[_Label] = field(default_factory=list)
+    busy: dict[int, list[tuple[float, float]]] = field(default_factory=lambda: defaultdict(list))
+
+    @property
+    def max_depth(self) -> int:
+        return max(b.depth for b in self.bars)
+
+    @property
+    def rows(self) -> int:
+        used = [b.depth for b in self.bars] + [lab.depth for lab in self.labels]
+        return max(used) + 1
+
+    def free(self, depth: int, a: float, b: float) -> bool:
+        return all(b <= lo or a >= hi for lo, hi in self.busy[depth])
+
+
+def display_name(row: dict[str, object]) -> str:
+    """The name as a label: C++ templates and parameters dropped, long hashes cut short."""
+    name = re.sub(r"\b([0-9a-z]{6})[0-9a-z]{20,}\b", r"\1…", str(row["name"]))
+    return short_kernel_name(name, limit=40 if row["category"] == "kernel" else 48)
+
+
+def _is_gpu(lane: str) -> bool:
+    return not lane.startswith("CPU")
+
+
+def _place_labels(lane: _Lane, span: float, per_pt: float, budget: int) -> list[_Bar]:
+    """Place a label for as many bars as fit; returns the bars left unnamed."""
+    pad = PAD_PT * per_pt
+    for bar in lane.bars:
+        lane.busy[bar.depth].append((bar.x0, bar.x1))
+    outside: list[_Bar] = []
+    for bar in lane.bars:
+        fits = [
+            t for t in bar.texts if text_width_pt(t, LABEL_PT) * per_pt + 2 * pad <= bar.x1 - bar.x0
+        ]
+        if fits:
+            lane.labels.append(_Label(fits[0], (bar.x0 + bar.x1) / 2, bar.depth, bar, "inside"))
+        else:
+            outside.append(bar)
+    outside.sort(key=lambda b: (-b.dur_ns, b.x0))
+    unnamed: list[_Bar] = []
+    last_row = lane.max_depth + MAX_EXTRA_ROWS
+    for bar in outside:
+        if (
+            budget <= 0
+            or bar.x1 - bar.x0 < MIN_LABEL_PT * per_pt
+            or not _place_outside(lane, bar, span, per_pt, pad, last_row)
+        ):
+            unnamed.append(bar)
+        else:
+            budget -= 1
+    return unnamed
+
+
+def _place_outside(
+    lane: _Lane, bar: _Bar, span: float, per_pt: float, pad: float, last_row: int
+) -> bool:
+    centre = (bar.x0 + bar.x1) / 2
+    for text in bar.texts:  # beside the bar, in its own row: right, then left
+        width = text_width_pt(text, LABEL_PT) * per_pt
+        for a in (bar.x1 + pad, bar.x0 - pad - width):
+            if a >= 0 and a + width <= span and lane.free(bar.depth, a - pad, a + width + pad):
+                lane.busy[bar.depth].append((a - pad, a + width + pad))
+                lane.labels.append(_Label(text, a, bar.depth, bar, "beside"))
+                return True
+    for text in bar.texts:  # in a free row below, joined to the bar by a leader line
+        width = text_width_pt(text, LABEL_PT) * per_pt
+        want = min(max(centre - 3 * pad, 0.0), span - width - 2 * pad)
+        reach = MAX_LEADER_PT * per_pt
+        for depth in range(bar.depth + 1, last_row + 1):
+            a = _nearest_free(lane.busy[depth], want, width + 2 * pad, span, reach)
+            if a is not None:
+                lane.busy[depth].append((a, a + width + 2 * pad))
+                lane.labels.append(_Label(text, a + pad, depth, bar, "callout", width))
+                for between in range(bar.depth + 1, depth):  # keep the leader line clear
+                    lane.busy[between].append((centre - pad / 2, centre + pad / 2))
+                return True
+            if not lane.free(depth, centre - pad / 2, centre + pad / 2):
+                break  # a leader line further down would cross this row's bar or label
+    return False
+
+
+def _nearest_free(
+    busy: list[tuple[float, float]], want: float, width: float, span: float, reach: float
+) -> float | None:
+    """The start of a free interval ``width`` long in [0, span] near ``want``, or None.
+
+    Best is one that lies under ``want`` (a straight leader line), then the nearest.
+    """
+    edges = sorted(busy)
+    candidates = [want]
+    candidates += [hi for _, hi in edges] + [lo - width for lo, _ in edges]
+    best: tuple[float, float, float] | None = None
+    for a in candidates:
+        a = min(max(a, 0.0), span - width)
+        if abs(a - want) > reach or any(a + width > lo and a < hi for lo, hi in edges):
+            continue
+        score = (max(0.0, a - want, want - (a + width)), abs(a - want), a)
+        if best is None or score < best:
+            best = score
+    return None if best is None else best[2]
 
 
 def _longest_gap(spans: list[tuple[float, float]]) -> tuple[float, float] | None:
@@ -48,10 +194,43 @@ def _longest_gap(spans: list[tuple[float, float]]) -> tuple[float, float] | None
     return best
 
 
-def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
+def _summary(lane: _Lane, width_pt: float) -> str:
+    """The lane's busiest depth, its names ranked by total time, cut to fit ``width_pt``."""
+    counts: dict[int, int] = defaultdict(int)
+    for bar in lane.bars:
+        counts[bar.depth] += 1
+    depth = max(sorted(counts), key=counts.__getitem__)
+    totals: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
+    for bar in lane.bars:
+        if bar.depth == depth:
+            totals[display_name(bar.row)][0] += 1
+            totals[display_name(bar.row)][1] += bar.dur_ns
+    ranked = sorted(totals.items(), key=lambda kv: (-kv[1][1], kv[0]))
+    head = f"{lane.name}, depth {depth} ({counts[depth]} slices), most time in: "
+    parts = [f"{name} ×{n:.0f} = {format_duration_ns(t)}" for name, (n, t) in ranked]
+    for keep in range(min(SUMMARY_NAMES, len(parts)), 0, -1):
+        text = head + ", ".join(parts[:keep])
+        if text_width_pt(text, LABEL_PT) <= width_pt:
+            return text
+    return head + parts[0]
+
+
+def draw(
+    rows: list[dict[str, object]],
+    context: FigureContext,
+    *,
+    title: str | None = None,
+    notes: list[str] | None = None,
+    max_outside_labels: int = 16,
+) -> Figure:
+    """The timeline figure.
+
+    ``title`` (already escaped with ``plain_text``) and ``notes`` (plain sentences for the
+    subtitle) replace the generic ones when given; the subtitle always ends by saying how many
+    slices went unnamed.
+    """
     if not rows:
         raise ValueError(f"{context.step}/{context.variant}: no slices in the first step")
-    offsets, lanes, height = _layout(rows)
     step_row = min(
         (r for r in rows if str(r["name"]).startswith("ProfilerStep#")),
         key=lambda r: r["start_ns"],  # type: ignore[arg-type, return-value]
@@ -59,78 +238,200 @@ def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
     )
     end_ns = max(float(r["start_ns"]) + float(r["dur_ns"]) for r in rows)  # type: ignore[arg-type]
     scale, unit = (1e3, "µs") if end_ns < 5e6 else (1e6, "ms")
+    span = end_ns / scale * 1.02
+    left_in = max(text_width_pt(str(r["lane"]), TICK_PT) for r in rows) / 72 + 0.2
+    axes_w_in = CONTENT_WIDTH_IN - left_in - RIGHT_IN
+    per_pt = span / (axes_w_in * 72)  # data units per point
 
-    fig = Figure(figsize=(10, 1.2 + 0.42 * height))
-    ax = fig.add_subplot()
-    centres: dict[int, tuple[float, float]] = {}
-    for row in rows:
-        lane = str(row["lane"])
-        y = offsets[lane] + int(row["depth"])  # type: ignore[arg-type]
+    lanes: dict[str, _Lane] = {}
+    for name in sorted({str(r["lane"]) for r in rows}, key=lambda lane: (_is_gpu(lane), lane)):
+        lanes[name] = _Lane(name)
+    for row in sorted(rows, key=lambda r: (r["start_ns"], r["depth"], r["id"])):  # type: ignore[arg-type, return-value]
         x0 = float(row["start_ns"]) / scale  # type: ignore[arg-type]
-        width = float(row["dur_ns"]) / scale  # type: ignore[arg-type]
-        colour = CATEGORY_COLORS.get(str(row["category"]), OTHER_COLOR)
-        ax.barh(y, width, left=x0, height=ROW_HEIGHT, color=colour, edgecolor="#333333", lw=0.4)
-        centres[int(row["id"])] = (x0 + width / 2, y)  # type: ignore[arg-type]
-        name = str(row["name"])
-        label = short_kernel_name(name) if row["category"] == "kernel" else name
-        # Only label bars wide enough to hold the text (about 0.6 % of the axis per character).
-        if width >= len(label) * end_ns / scale * 0.0065:
-            ax.text(x0 + width / 2, y, plain_text(label), ha="center", va="center", fontsize=7)
+        x1 = x0 + float(row["dur_ns"]) / scale  # type: ignore[arg-type]
+        name = display_name(row)
+        texts = [f"{name} {format_duration_ns(float(row['dur_ns']))}", name]  # type: ignore[arg-type]
+        lanes[str(row["lane"])].bars.append(
+            _Bar(row, str(row["lane"]), int(row["depth"]), x0, x1, texts)  # type: ignore[arg-type]
+        )
+    unnamed: list[_Bar] = []
+    for lane in lanes.values():
+        unnamed += _place_labels(lane, span, per_pt, max_outside_labels)
 
+    offsets: dict[str, float] = {}
+    y = 0.0
+    for i, lane in enumerate(lanes.values()):
+        if i:
+            y += GPU_LANE_GAP if _is_gpu(lane.name) else LANE_GAP
+        offsets[lane.name] = y
+        y += lane.rows
+    total_rows = y
+    summaries = [
+        _summary(lane, CONTENT_WIDTH_IN * 72 - 20)
+        for lane in lanes.values()
+        if len(lane.bars) > DENSE_LANE
+    ]
+    if title is None:
+        title = (
+            f"{plain_text(context.step_title)} — {plain_text(context.variant)}: "
+            f"one profiled step on {hardware_label(context)}"
+        )
+    if notes is None:
+        notes = []
+        if step_row is not None:
+            took = format_duration_ns(float(step_row["dur_ns"]))  # type: ignore[arg-type]
+            notes.append(f"{step_row['name']} took {took}")
+        notes.append(f"{len(rows)} slices")
+    subtitle_lines = _wrap([*notes, unnamed_note(unnamed)], CONTENT_WIDTH_IN * 72 - 14)
+    top_in, bottom_in = 0.45 + 0.17 * len(subtitle_lines), 0.55
+    legend_in = 0.32
+    summary_in = 0.2 * len(summaries)
+    axes_h_in = (total_rows + 0.6) * ROW_IN
+    height_in = top_in + axes_h_in + bottom_in + summary_in + legend_in
+    fig = Figure(figsize=(CONTENT_WIDTH_IN, height_in))
+    ax = fig.add_axes(
+        (
+            left_in / CONTENT_WIDTH_IN,
+            (bottom_in + summary_in + legend_in) / height_in,
+            axes_w_in / CONTENT_WIDTH_IN,
+            axes_h_in / height_in,
+        )
+    )
+
+    centres: dict[int, tuple[float, float]] = {}
+    for lane in lanes.values():
+        for bar in lane.bars:
+            y = offsets[lane.name] + bar.depth
+            colour = CATEGORY_COLORS.get(str(bar.row["category"]), OTHER_COLOR)
+            ax.barh(
+                y,
+                bar.x1 - bar.x0,
+                left=bar.x0,
+                height=ROW_HEIGHT,
+                color=colour,
+                edgecolor="#333333",
+                lw=0.4,
+            )
+            centres[int(bar.row["id"])] = ((bar.x0 + bar.x1) / 2, y)  # type: ignore[arg-type]
+        for label in lane.labels:
+            y = offsets[lane.name] + label.depth
+            text = plain_text(label.text)
+            if label.kind == "inside":
+                ax.text(label.x, y, text, ha="center", va="center", fontsize=LABEL_PT, zorder=4)
+                continue
+            ax.text(label.x, y, text, ha="left", va="center", fontsize=LABEL_PT, zorder=4)
+            if label.kind == "callout":
+                centre = (label.bar.x0 + label.bar.x1) / 2
+                top = offsets[lane.name] + label.bar.depth + ROW_HEIGHT / 2
+                end = min(max(centre, label.x), label.x + label.width)
+                ax.plot([centre, end], [top, y - 0.3], color="#333333", lw=0.6, zorder=3)
+
+    launches = 0
     for row in rows:
         launcher = row.get("launched_by")
         if launcher is not None and int(launcher) in centres:  # type: ignore[arg-type]
             (x1, y1), (x2, y2) = centres[int(launcher)], centres[int(row["id"])]  # type: ignore[arg-type]
+            launches += 1
             ax.annotate(
                 "",
                 xy=(x2, y2 - ROW_HEIGHT / 2),
                 xytext=(x1, y1 + ROW_HEIGHT / 2),
-                arrowprops={"arrowstyle": "->", "color": "#D55E00", "lw": 0.8},
+                arrowprops={"arrowstyle": "->", "color": LAUNCH_COLOR, "lw": 0.7, "alpha": 0.7},
+                zorder=2,
             )
 
-    for lane in lanes:
-        if lane.startswith("CPU"):
+    for lane in lanes.values():
+        if not _is_gpu(lane.name):
             continue
-        spans = [
-            (float(r["start_ns"]), float(r["start_ns"]) + float(r["dur_ns"]))  # type: ignore[arg-type]
-            for r in rows
-            if r["lane"] == lane
-        ]
-        gap = _longest_gap(spans)
+        gap = _longest_gap([(b.x0, b.x1) for b in lane.bars])
         if gap:
-            y = offsets[lane] - 0.75
+            y = offsets[lane.name] - 0.85
             ax.annotate(
                 "",
-                xy=(gap[0] / scale, y),
-                xytext=(gap[1] / scale, y),
+                xy=(gap[0], y),
+                xytext=(gap[1], y),
                 arrowprops={"arrowstyle": "<->", "color": "#333333", "lw": 0.8},
             )
             ax.text(
-                (gap[0] + gap[1]) / 2 / scale,
-                y - 0.15,
-                f"GPU idle {format_duration_ns(gap[1] - gap[0])}",
+                (gap[0] + gap[1]) / 2,
+                y - 0.12,
+                f"GPU idle {format_duration_ns((gap[1] - gap[0]) * scale)}",
                 ha="center",
                 va="bottom",
-                fontsize=7,
+                fontsize=LABEL_PT,
+                bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.85},
+                zorder=5,
             )
 
-    ax.set_yticks([offsets[lane] for lane in lanes], [plain_text(lane) for lane in lanes])
-    ax.set_ylim(height - 0.5 + 0.2, -1.4)
-    ax.set_xlim(0, end_ns / scale * 1.02)
-    ax.set_xlabel(f"time since the step started ({unit})")
-    ax.spines[["top", "right"]].set_visible(False)
-    title = f"{context.step_title}: one profiled step on {plain_text(context.hardware)}"
-    if step_row is not None:
-        title += f" — {step_row['name']} took {format_duration_ns(float(step_row['dur_ns']))}"  # type: ignore[arg-type]
-    ax.set_title(title, loc="left")
-    present = sorted({str(r["category"]) for r in rows})
-    ax.legend(
-        handles=[Patch(color=CATEGORY_COLORS.get(c, OTHER_COLOR), label=c) for c in present],
-        loc="upper center",
-        fontsize=7,
-        frameon=False,
-        ncols=len(present),
-        bbox_to_anchor=(0.5, -0.22),
+    ax.set_yticks(
+        [offsets[name] for name in lanes],
+        [plain_text(name) for name in lanes],
+        fontsize=TICK_PT,
     )
-    fig.tight_layout()
+    ax.tick_params(axis="x", labelsize=TICK_PT)
+    ax.set_ylim(total_rows - 0.35, -0.55)
+    ax.set_xlim(0, span)
+    ax.set_xlabel(f"time since the step started ({unit})", fontsize=TICK_PT)
+    ax.spines[["top", "right"]].set_visible(False)
+
+    fig.text(0.1 / CONTENT_WIDTH_IN, 1 - 0.08 / height_in, title, fontsize=TITLE_PT, va="top")
+    fig.text(
+        0.1 / CONTENT_WIDTH_IN,
+        1 - 0.36 / height_in,
+        "\n".join(plain_text(line) for line in subtitle_lines),
+        fontsize=SUBTITLE_PT,
+        va="top",
+        color="#333333",
+        linespacing=1.3,
+    )
+    for i, text in enumerate(summaries):
+        fig.text(
+            0.1 / CONTENT_WIDTH_IN,
+            (legend_in + summary_in - 0.2 * i - 0.04) / height_in,
+            plain_text(text),
+            fontsize=LABEL_PT,
+            va="top",
+        )
+
+    present = sorted({str(r["category"]) for r in rows})
+    handles: list[Patch | Line2D] = [
+        Patch(color=CATEGORY_COLORS.get(c, OTHER_COLOR), label=c) for c in present
+    ]
+    if launches:
+        handles.append(Line2D([], [], color=LAUNCH_COLOR, lw=1, label="launch → GPU work"))
+    fig.legend(
+        handles=handles,
+        loc="lower left",
+        bbox_to_anchor=(0.05 / CONTENT_WIDTH_IN, 0.02 / height_in),
+        fontsize=LABEL_PT,
+        frameon=False,
+        ncols=len(handles),
+        handlelength=1.4,
+        columnspacing=1.2,
+        borderaxespad=0,
+    )
     return fig
+
+
+def _wrap(parts: list[str], width_pt: float) -> list[str]:
+    """Join ``parts`` with '; ' into lines at most ``width_pt`` wide, breaking between parts."""
+    lines: list[str] = []
+    for part in parts:
+        if lines and text_width_pt(f"{lines[-1]}; {part}", SUBTITLE_PT) <= width_pt:
+            lines[-1] = f"{lines[-1]}; {part}"
+        else:
+            if lines:
+                lines[-1] += ";"
+            lines.append(part)
+    return lines
+
+
+def unnamed_note(unnamed: list[_Bar]) -> str:
+    """What the subtitle says about the slices left without a label."""
+    if not unnamed:
+        return "each is named in, beside or under its bar"
+    longest = max(b.dur_ns for b in unnamed)
+    return (
+        f"{len(unnamed)} unnamed here (each ≤ {format_duration_ns(longest)}), "
+        "all listed in the data CSV"
+    )

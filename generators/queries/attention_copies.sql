@@ -1,6 +1,6 @@
 -- Where does a forward allocate and copy, and what does each copy start on the GPU?
 -- output: table
--- columns: parent=Called from, name=Operator, calls_per_fwd=Calls per forward, time_per_fwd_ns=Time per forward, input0=First input, gpu_work=GPU work, launch_api=Launched by
+-- columns: parent=Called from, name=Operator, calls_per_fwd=Calls per forward, time_ns_per_fwd=Time per forward, input0=First input, gpu_work=GPU work, launch_api=Launched by
 INCLUDE PERFETTO MODULE guide.attention;
 
 WITH
@@ -28,7 +28,7 @@ SELECT
   COALESCE(op.parent, '') AS parent,
   op.name,
   1.0 * COUNT(*) / (SELECT COUNT(*) FROM fwd) AS calls_per_fwd,
-  1.0 * SUM(op.dur) / (SELECT COUNT(*) FROM fwd) AS time_per_fwd_ns,
+  1.0 * SUM(op.dur) / (SELECT COUNT(*) FROM fwd) AS time_ns_per_fwd,
   COALESCE(extract_arg(MIN(op.arg_set_id), 'args.Input type[0]'), '') || ' ['
     || COALESCE(
       extract_arg(MIN(op.arg_set_id), 'args.Input Dims[0][0]')

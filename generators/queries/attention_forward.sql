@@ -27,13 +27,16 @@ SELECT
   (SELECT heads FROM first_fwd) AS heads,
   (SELECT seq FROM first_fwd) AS seq,
   (SELECT head_dim FROM first_fwd) AS head_dim,
-  (SELECT AVG(cpu_ns) FROM fwd) AS cpu_per_fwd_ns,
+  (SELECT AVG(cpu_ns) FROM fwd) AS cpu_ns_per_fwd,
   (SELECT MIN(cpu_ns) FROM fwd) AS cpu_min_fwd_ns,
   (SELECT AVG(cpu_ops) FROM fwd) AS cpu_ops_per_fwd,
-  (SELECT AVG(sdpa_self_ns) FROM fwd) AS sdpa_self_per_fwd_ns,
+  (SELECT AVG(sdpa_self_ns) FROM fwd) AS sdpa_self_ns_per_fwd,
   (SELECT AVG(kernels) FROM fwd) AS kernels_per_fwd,
   (SELECT AVG(copies) FROM fwd) AS copies_per_fwd,
-  (SELECT AVG(gpu_ns) FROM fwd) AS gpu_per_fwd_ns,
+  (SELECT AVG(memsets) FROM fwd) AS memsets_per_fwd,
+  (SELECT AVG(copy_gpu_ns) FROM fwd) AS copy_gpu_ns_per_fwd,
+  (SELECT 100.0 * SUM(copy_gpu_ns) / NULLIF(SUM(gpu_ns), 0) FROM fwd) AS copy_gpu_pct,
+  (SELECT AVG(gpu_ns) FROM fwd) AS gpu_ns_per_fwd,
   (SELECT launch_apis FROM first_fwd) AS launch_apis,
   (SELECT AVG(score_passes) FROM fwd) AS score_passes,
   (SELECT AVG(score_traffic_bytes) FROM fwd) AS score_traffic_bytes,
@@ -41,6 +44,8 @@ SELECT
   (SELECT batch * heads * seq * seq * elem_bytes FROM first_fwd) AS score_matrix_bytes,
   -- What a fused kernel must move at least: read q, k, v and write the output.
   (SELECT 4 * batch * heads * seq * head_dim * elem_bytes FROM first_fwd) AS qkvo_bytes,
+  -- How many times larger one score matrix is than q, k, v and o together: seq / (4 * head_dim).
+  (SELECT 1.0 * seq / (4 * head_dim) FROM first_fwd) AS score_per_qkvo,
   (SELECT flops FROM first_fwd) AS flops,
   (SELECT flops / NULLIF(AVG(gpu_ns), 0) / 1e3 FROM fwd) AS gpu_tflops,
   (SELECT flops / NULLIF(AVG(cpu_ns), 0) / 1e3 FROM fwd) AS cpu_tflops,
@@ -57,7 +62,18 @@ SELECT
   1.0 * (SELECT COUNT(*) FROM op WHERE name = 'aten::_safe_softmax') / n.forwards
     AS safe_softmax_per_fwd,
   1.0 * (SELECT COUNT(*) FROM op WHERE name = 'aten::clone') / n.forwards AS clones_per_fwd,
+  -- Self time of the backend operator that launches a fused attention kernel
+  -- (aten::_flash_attention_forward, aten::_efficient_attention_forward,
+  -- aten::_cudnn_attention_forward): work done in the library itself, outside any operator or
+  -- runtime call it makes.
+  1.0 * (SELECT COALESCE(SUM(self_ns), 0) FROM op WHERE name GLOB 'aten::_*_attention_forward')
+    / n.forwards AS backend_self_ns_per_fwd,
   1.0 * (SELECT COUNT(*) FROM op WHERE name = 'aten::copy_') / n.forwards AS copy_ops_per_fwd,
+  -- CPU time of the aten::clone calls (allocation and copy) per forward, and their share of it.
+  1.0 * (SELECT COALESCE(SUM(dur), 0) FROM op WHERE name = 'aten::clone') / n.forwards
+    AS clone_ns_per_fwd,
+  100.0 * (SELECT COALESCE(SUM(dur), 0) FROM op WHERE name = 'aten::clone')
+    / (SELECT SUM(cpu_ns) FROM fwd) AS clone_pct,
   (SELECT ts FROM first_fwd) / 1e9 AS first_fwd_start_s,
   (SELECT ts + cpu_ns FROM first_fwd) / 1e9 AS first_fwd_end_s,
   (SELECT ts FROM mask_op) / 1e9 AS mask_start_s,

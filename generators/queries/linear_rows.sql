@@ -20,7 +20,8 @@ SELECT
   ) / (SELECT n FROM steps) AS linear_t_rows_per_step,
   (SELECT COUNT(*) FROM guide_dispatch_row WHERE name = 'aten::addmm') / (SELECT n FROM steps)
     AS addmm_per_step,
-  (SELECT COUNT(*) FROM guide_kineto_gpu_activity WHERE category = 'kernel')
+  -- NULL (not 0) on a trace without GPU activity.
+  (SELECT NULLIF(COUNT(*), 0) FROM guide_kineto_gpu_activity WHERE category = 'kernel')
     / (SELECT n FROM steps) AS kernels_per_step,
   (SELECT COALESCE(SUM(self_dur), 0) FROM guide_dispatch_row WHERE kind = 'compile wrapper')
     / (SELECT n FROM steps) AS wrapper_self_ns_per_step,

@@ -15,6 +15,8 @@ WITH
       AND s.depth > t.depth
   ),
   t_and_inside AS (SELECT id FROM t UNION ALL SELECT id FROM inside),
+  -- The GPU columns only mean something on a trace with GPU activity: NULL (not 0) on a CPU one.
+  gpu AS (SELECT COUNT(*) > 0 AS yes FROM guide_kineto_gpu_activity),
   first_strided AS (
     SELECT s.*
     FROM first_t
@@ -31,19 +33,26 @@ SELECT
     SELECT COUNT(*) FROM inside
     WHERE category = 'cpu_op' AND name NOT IN ('aten::transpose', 'aten::as_strided')
   ) AS t_child_ops_doing_work,
-  (SELECT COUNT(*) FROM inside WHERE category IN ('cuda_runtime', 'cuda_driver'))
-    AS t_runtime_calls,
-  (SELECT COUNT(*) FROM flow WHERE slice_out IN (SELECT id FROM t_and_inside)) AS t_flows,
-  (
-    SELECT COUNT(*) FROM guide_kineto_launch_link
-    WHERE launch_id IN (SELECT id FROM t_and_inside)
-  ) AS t_kernels,
-  (
-    SELECT COALESCE(SUM(g.dur), 0)
-    FROM guide_kineto_launch_link AS ll
-    JOIN guide_kineto_gpu_activity AS g ON g.id = ll.gpu_id
-    WHERE ll.launch_id IN (SELECT id FROM t_and_inside)
-  ) AS t_device_ns,
+  CASE WHEN (SELECT yes FROM gpu) THEN
+    (SELECT COUNT(*) FROM inside WHERE category IN ('cuda_runtime', 'cuda_driver'))
+  END AS t_runtime_calls,
+  CASE WHEN (SELECT yes FROM gpu) THEN
+    (SELECT COUNT(*) FROM flow WHERE slice_out IN (SELECT id FROM t_and_inside))
+  END AS t_flows,
+  CASE WHEN (SELECT yes FROM gpu) THEN
+    (
+      SELECT COUNT(*) FROM guide_kineto_launch_link
+      WHERE launch_id IN (SELECT id FROM t_and_inside)
+    )
+  END AS t_kernels,
+  CASE WHEN (SELECT yes FROM gpu) THEN
+    (
+      SELECT COALESCE(SUM(g.dur), 0)
+      FROM guide_kineto_launch_link AS ll
+      JOIN guide_kineto_gpu_activity AS g ON g.id = ll.gpu_id
+      WHERE ll.launch_id IN (SELECT id FROM t_and_inside)
+    )
+  END AS t_device_ns,
   -- The weight going in, and the view coming out (the sizes and strides as_strided was given).
   (SELECT dims FROM guide_shapes_input WHERE slice_id = (SELECT id FROM first_t)) AS w_dims,
   (SELECT strides FROM guide_shapes_input WHERE slice_id = (SELECT id FROM first_t))

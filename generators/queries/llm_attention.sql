@@ -5,11 +5,15 @@ INCLUDE PERFETTO MODULE guide.llm;
 INCLUDE PERFETTO MODULE guide.kernel_names;
 
 WITH
-  call AS (
-    SELECT f.phase, f.id AS forward_id, a.id AS sdpa_id, a.query_len, a.kv_len
-    FROM guide_llm_forward AS f
-    JOIN guide_llm_attention_read AS a
-      ON a.track_id = f.track_id AND a.ts >= f.ts AND a.ts < f.ts + f.dur
+  -- Attention calls by the forward they start in.
+  call AS MATERIALIZED (
+    SELECT f.phase, c.window_id AS forward_id, a.id AS sdpa_id, a.query_len, a.kv_len
+    FROM guide_llm_window_slice!(
+      (SELECT id AS window_id, ts, dur, track_id FROM guide_llm_forward)
+    ) AS c
+    JOIN guide_llm_forward AS f ON f.id = c.window_id
+    JOIN guide_llm_attention_read AS a ON a.id = c.id
+    WHERE c.name = 'aten::scaled_dot_product_attention'
   )
 SELECT
   call.phase,

@@ -6,8 +6,10 @@ INCLUDE PERFETTO MODULE guide.llm;
 WITH
   fwd AS (SELECT id AS window_id, ts, token_dur AS dur, track_id, phase, step, idx FROM guide_llm_forward),
   -- Decode turns: the forward plus generate's own work until the next forward starts.
-  turn AS (SELECT * FROM guide_llm_window_cost!((SELECT * FROM fwd WHERE phase = 'decode'))),
-  fwd_cpu AS (
+  turn AS MATERIALIZED (
+    SELECT * FROM guide_llm_window_cost!((SELECT * FROM fwd WHERE phase = 'decode'))
+  ),
+  fwd_cpu AS MATERIALIZED (
     SELECT * FROM guide_llm_window_cost!(
       (SELECT id AS window_id, ts, dur, track_id FROM guide_llm_forward WHERE phase = 'decode')
     )
@@ -20,21 +22,24 @@ WITH
     WHERE g.name = 'generate'
   ),
   -- Bytes read by each decode forward: every linear layer's weights, every cached key and value.
-  weights AS (
-    SELECT f.id, SUM(l.weight_bytes) AS bytes, SUM(l.dur) AS linear_ns
-    FROM guide_llm_forward AS f
-    JOIN guide_llm_linear_read AS l
-      ON l.track_id = f.track_id AND l.ts >= f.ts AND l.ts < f.ts + f.dur
-    WHERE f.phase = 'decode'
-    GROUP BY f.id
+  reads AS MATERIALIZED (
+    SELECT window_id AS id, slice.id AS slice_id, slice.name
+    FROM guide_llm_window_slice!(
+      (SELECT id AS window_id, ts, dur, track_id FROM guide_llm_forward WHERE phase = 'decode')
+    ) AS slice
+    WHERE slice.name IN ('aten::linear', 'aten::scaled_dot_product_attention')
   ),
-  kv AS (
-    SELECT f.id, SUM(a.kv_bytes) AS bytes, MAX(a.batch) AS batch, MAX(a.kv_len) AS kv_len
-    FROM guide_llm_forward AS f
-    JOIN guide_llm_attention_read AS a
-      ON a.track_id = f.track_id AND a.ts >= f.ts AND a.ts < f.ts + f.dur
-    WHERE f.phase = 'decode'
-    GROUP BY f.id
+  weights AS MATERIALIZED (
+    SELECT r.id, SUM(l.weight_bytes) AS bytes, SUM(l.dur) AS linear_ns
+    FROM reads AS r
+    JOIN guide_llm_linear_read AS l ON l.id = r.slice_id
+    GROUP BY r.id
+  ),
+  kv AS MATERIALIZED (
+    SELECT r.id, SUM(a.kv_bytes) AS bytes, MAX(a.batch) AS batch, MAX(a.kv_len) AS kv_len
+    FROM reads AS r
+    JOIN guide_llm_attention_read AS a ON a.id = r.slice_id
+    GROUP BY r.id
   ),
   -- Time to first token: from the start of generate to the start of the first decode (by then
   -- the prefill's token has been chosen).
@@ -93,6 +98,8 @@ SELECT
   (SELECT AVG(graph_launches) FROM turn) AS graph_launches_per_token,
   CAST((SELECT AVG(launch_ns) FROM turn) AS INT) AS launch_ns_per_token,
   (SELECT AVG(kernels) FROM turn) AS kernels_per_token,
+  -- Of those, kernels the trace processor dropped (counted from their launches, time unknown).
+  (SELECT AVG(dropped_kernels) FROM turn) AS dropped_kernels_per_token,
   CAST(m.kernel_ns AS INT) AS kernel_ns_per_token,
   100.0 * m.kernel_ns / m.token_ns AS gpu_busy_pct,
   CAST((SELECT AVG(idle_ns) FROM turn) AS INT) AS gpu_idle_ns_per_token,

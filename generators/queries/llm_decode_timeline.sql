@@ -11,16 +11,18 @@ WITH
     SELECT f.* FROM guide_llm_forward AS f, first_step
     WHERE f.step = first_step.step AND f.phase = 'decode'
   ),
-  focus AS (
-    SELECT id AS window_id, ts, token_dur AS dur, track_id FROM dec
-    ORDER BY idx LIMIT 1 OFFSET (SELECT COUNT(*) / 2 FROM dec)
+  focus AS MATERIALIZED (
+    SELECT d.id AS window_id, d.ts, d.token_dur AS dur, d.track_id, s.depth
+    FROM dec AS d
+    JOIN guide_kineto_slice AS s USING (id)
+    ORDER BY d.idx LIMIT 1 OFFSET (SELECT COUNT(*) / 2 FROM dec)
   )
 SELECT * FROM (
   SELECT
     'CPU thread ' || s.tid AS lane,
     -- Operators down to two levels below the decode label; launch calls, however deep, on the
     -- row below them.
-    MIN(s.depth - (SELECT depth FROM guide_kineto_slice WHERE id = f.window_id), 3) AS depth,
+    MIN(s.depth - f.depth, 3) AS depth,
     s.name,
     s.category,
     s.ts - f.ts AS start_ns,
@@ -29,14 +31,14 @@ SELECT * FROM (
     NULL AS launched_by
   FROM guide_kineto_slice AS s, focus AS f
   WHERE s.track_id = f.track_id AND s.ts >= f.ts AND s.ts + s.dur <= f.ts + f.dur
-    AND s.depth >= (SELECT depth FROM guide_kineto_slice WHERE id = f.window_id)
+    AND s.depth >= f.depth
     AND (
-      s.depth <= (SELECT depth FROM guide_kineto_slice WHERE id = f.window_id) + 2
+      s.depth <= f.depth + 2
       OR s.category IN ('cuda_runtime', 'cuda_driver')
     )
   UNION ALL
   SELECT
-    'GPU ' || g.device || ' stream ' || g.stream AS lane,
+    'GPU ' || k.device || ' stream ' || k.stream AS lane,
     0 AS depth,
     k.kernel_name AS name,
     'kernel' AS category,
@@ -44,7 +46,7 @@ SELECT * FROM (
     k.kernel_dur AS dur_ns,
     k.kernel_id AS id,
     k.launch_id AS launched_by
-  FROM guide_llm_window_kernel!(focus) AS k
-  JOIN guide_kineto_gpu_activity AS g ON g.id = k.kernel_id, focus AS f
+  FROM guide_llm_window_kernel!(focus) AS k, focus AS f
+  WHERE k.kernel_id IS NOT NULL
 )
 ORDER BY lane, start_ns, depth, id;

@@ -5,12 +5,17 @@ INCLUDE PERFETTO MODULE guide.llm;
 
 WITH
   dec AS (SELECT * FROM guide_llm_forward WHERE phase = 'decode'),
-  region AS (
-    -- The labels the workload puts around each layer's modules (--layer-labels).
-    SELECT s.id AS window_id, s.ts, s.dur, s.track_id, s.name AS region
-    FROM guide_kineto_slice AS s
-    JOIN dec AS d ON s.track_id = d.track_id AND s.ts >= d.ts AND s.ts < d.ts + d.dur
-    WHERE s.category = 'user_annotation' AND s.name IN ('attention', 'mlp', 'norm')
+  region AS MATERIALIZED (
+    -- The labels the workload puts around each layer's modules (--layer-labels), in a decode.
+    SELECT a.id AS window_id, a.ts, a.dur, a.track_id, a.name AS region
+    FROM guide_llm_assign!(
+      (SELECT id AS window_id, ts, dur, track_id FROM dec),
+      (
+        SELECT id, ts, dur, name, category, track_id
+        FROM guide_kineto_slice
+        WHERE category = 'user_annotation' AND name IN ('attention', 'mlp', 'norm')
+      )
+    ) AS a
   ),
   cost AS (SELECT * FROM guide_llm_window_cost!(region)),
   tokens AS (SELECT COUNT(*) AS n, SUM(dur) AS cpu FROM dec)

@@ -27,7 +27,10 @@ SELECT
     / (SELECT n FROM steps) AS eager_pointwise_per_step,
   (SELECT COUNT(DISTINCT flops) FROM work WHERE flops IS NOT NULL) AS gemm_distinct_flops,
   (SELECT MIN(flops) FROM work WHERE flops IS NOT NULL) AS gemm_flops,
-  (SELECT COUNT(DISTINCT name) FROM work WHERE flops IS NOT NULL) AS gemm_distinct_names,
+  -- Distinct GEMM kernel names: only on a trace with kernels (a CPU trace has operators).
+  CASE WHEN (SELECT COUNT(*) FROM guide_kineto_gpu_activity WHERE category = 'kernel') > 0 THEN
+    (SELECT COUNT(DISTINCT name) FROM work WHERE flops IS NOT NULL)
+  END AS gemm_distinct_names,
   (SELECT name FROM fused ORDER BY ts LIMIT 1) AS fused_name,
   (SELECT guide_kernel_names_fused_ops(name) FROM fused ORDER BY ts LIMIT 1) AS fused_ops,
   (SELECT guide_kernel_names_work(name) FROM fused ORDER BY ts LIMIT 1) AS fused_work,

@@ -16,8 +16,16 @@ SELECT
   (SELECT COUNT(*) FROM guide_kineto_runtime_call) AS runtime_calls,
   (SELECT COUNT(*) FROM kernel) AS kernels,
   (SELECT COALESCE(SUM(dur), 0) FROM kernel) AS kernel_total_ns,
-  -- Kernels on one stream never overlap, so their summed time is the GPU's busy time there.
-  100.0 * (SELECT COALESCE(SUM(dur), 0) FROM kernel) / (SELECT SUM(dur) FROM step)
-    AS gpu_busy_pct,
+  -- Kernel time inside the profiled steps' window, as a share of it. Kernels that run on after
+  -- the last step ends (the GPU lagging behind the CPU) are clipped to the window; kernels on
+  -- one stream never overlap, so for a single stream this is the GPU's busy share.
+  CASE
+    WHEN (SELECT COUNT(*) FROM kernel) = 0 THEN NULL
+    ELSE 100.0 * (
+      SELECT COALESCE(SUM(MIN(k.ts + k.dur, w.window_end) - MAX(k.ts, w.window_start)), 0)
+      FROM kernel AS k, (SELECT MIN(ts) AS window_start, MAX(ts + dur) AS window_end FROM step) AS w
+      WHERE k.ts < w.window_end AND k.ts + k.dur > w.window_start
+    ) / (SELECT MAX(ts + dur) - MIN(ts) FROM step)
+  END AS gpu_busy_pct,
   (SELECT ts FROM first_step) / 1e9 AS first_step_start_s,
   (SELECT ts + dur FROM first_step) / 1e9 AS first_step_end_s;

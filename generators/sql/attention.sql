@@ -6,25 +6,7 @@
 -- Everything else here works on any Kineto trace, with or without such regions.
 
 INCLUDE PERFETTO MODULE guide.kineto;
-
--- Bytes per element of a profiler `Input type` string (c10::BFloat16, float, bool, ...).
-CREATE PERFETTO FUNCTION guide_attention_elem_bytes(
-  -- The type as record_shapes writes it.
-  type STRING
-)
-RETURNS LONG AS
-SELECT CASE $type
-  WHEN 'c10::BFloat16' THEN 2
-  WHEN 'c10::Half' THEN 2
-  WHEN 'float' THEN 4
-  WHEN 'double' THEN 8
-  WHEN 'bool' THEN 1
-  WHEN 'unsigned char' THEN 1
-  WHEN 'signed char' THEN 1
-  WHEN 'int' THEN 4
-  WHEN 'long int' THEN 8
-  ELSE NULL
-END;
+INCLUDE PERFETTO MODULE guide.shapes;
 
 -- Number of elements of an operator's i-th input tensor (from `args.Input Dims[i][*]`), or
 -- NULL when that input is not a tensor with recorded dimensions.
@@ -77,8 +59,10 @@ SELECT CASE
 END;
 
 -- Every piece of GPU work with the CPU call that launched it (through an `ac2g` flow) and the
--- operator that made that call; GPU work without a flow has NULL launch columns.
-CREATE PERFETTO VIEW guide_attention_gpu_work(
+-- operator that made that call; GPU work without a flow has NULL launch columns. A table, not a
+-- view: the queries join it on time ranges once per forward region, and a view would redo its
+-- joins and argument lookups for each region.
+CREATE PERFETTO TABLE guide_attention_gpu_work(
   -- Slice id of the kernel, copy or set.
   id LONG,
   -- Start timestamp (ns).
@@ -190,7 +174,10 @@ SELECT $name IN (
 );
 
 -- GPU work launched from inside CPU regions: a launch call on the region's thread that starts
--- inside the region. `regions` needs the columns id, ts, dur and track_id.
+-- inside the region. `regions` needs the columns id, ts, dur and track_id. Returns one row per
+-- (region, piece of GPU work): region_id (the region's id) followed by every column of
+-- guide_attention_gpu_work (id, ts, dur, name, category, family, launch_id, launch_api, ...).
+-- A region that launched nothing has no rows.
 CREATE PERFETTO MACRO guide_attention_work_in(regions TableOrSubquery)
 RETURNS TableOrSubquery AS
 (
@@ -203,7 +190,11 @@ RETURNS TableOrSubquery AS
 -- CPU regions with the attention shape they compute: read from the region itself when it is an
 -- aten::scaled_dot_product_attention call, else from the first such call or aten::matmul inside
 -- it (its first input is q: [batch, heads, seq, head_dim]). `regions` needs id, ts, dur, name,
--- track_id and depth.
+-- track_id and depth. Returns one row per region with the columns:
+--   id, ts, dur, name, track_id, depth: the region's own, passed through;
+--   impl: the <impl> part of an `attn_fwd/<impl>/...` name, else NULL;
+--   batch, heads, seq, head_dim: q's dimensions (NULL when no such call is inside);
+--   elem_bytes: bytes per element of q's dtype (NULL for an unknown type).
 CREATE PERFETTO MACRO guide_attention_with_shape(regions TableOrSubquery)
 RETURNS TableOrSubquery AS
 (
@@ -239,21 +230,32 @@ RETURNS TableOrSubquery AS
     extract_arg(o.arg_set_id, 'args.Input Dims[0][1]') AS heads,
     extract_arg(o.arg_set_id, 'args.Input Dims[0][2]') AS seq,
     extract_arg(o.arg_set_id, 'args.Input Dims[0][3]') AS head_dim,
-    guide_attention_elem_bytes(extract_arg(o.arg_set_id, 'args.Input type[0]')) AS elem_bytes
+    guide_shapes_elem_bytes(extract_arg(o.arg_set_id, 'args.Input type[0]')) AS elem_bytes
   FROM reg AS r
   LEFT JOIN shape_op AS o ON o.region_id = r.id AND o.rn = 1
 );
 
 -- One row per region: CPU operators, GPU work launched from inside it, and the traffic through
 -- [seq, seq] score tensors its operators read. `regions` needs the columns of
--- guide_attention_with_shape. Columns: id, name, impl, ts, cpu_ns (the region's duration),
--- batch, heads, seq, head_dim, elem_bytes, cpu_ops (aten:: operators inside, all depths),
--- sdpa_self_ns (self time of aten::scaled_dot_product_attention calls inside), kernels,
--- copies (memcpy and memset), gpu_ns (summed duration of that GPU work), launch_apis
--- (distinct, comma-separated), score_passes (innermost non-view operators reading a
--- [batch, heads, seq, seq]-sized input), score_traffic_bytes (bytes of such inputs read,
--- doubled for the write of a same-size result: an estimate) and flops (dense attention
--- FLOPs of the two matmuls, 4 * batch * heads * seq^2 * head_dim).
+-- guide_attention_with_shape. Returns one row per region with the columns:
+--   id, name, impl, ts: the region's slice id, name, implementation label and start (ns);
+--   cpu_ns: the region's duration on its CPU thread (ns);
+--   batch, heads, seq, head_dim, elem_bytes: its attention shape, as guide_attention_with_shape;
+--   cpu_ops: aten:: operators inside the region, all depths;
+--   sdpa_self_ns: self time of the aten::scaled_dot_product_attention calls inside (ns; 0 when
+--     there are none);
+--   kernels: GPU kernels launched from inside the region;
+--   copies: GPU memcpys launched from inside the region;
+--   memsets: GPU memsets launched from inside the region;
+--   copy_gpu_ns: summed duration of those memcpys on the GPU (ns);
+--   gpu_ns: summed duration of that GPU work (ns);
+--   launch_apis: the distinct runtime and driver calls that launched it, comma-separated;
+--   score_passes: innermost non-view operators reading a [batch, heads, seq, seq]-sized input;
+--   score_traffic_bytes: bytes of such inputs read, doubled for the write of a same-size result
+--     (an estimate);
+--   flops: dense attention FLOPs of the two matmuls, 4 * batch * heads * seq^2 * head_dim.
+-- kernels, copies, memsets, copy_gpu_ns and gpu_ns are NULL when the trace has no GPU activity at all (a CPU capture),
+-- so that a CPU capture never reads as "zero kernels, zero GPU time"; launch_apis is NULL then.
 CREATE PERFETTO MACRO guide_attention_summary(regions TableOrSubquery)
 RETURNS TableOrSubquery AS
 (
@@ -283,12 +285,12 @@ RETURNS TableOrSubquery AS
         COALESCE(
           CASE WHEN guide_attention_input_numel(o.arg_set_id, 0) = o.score_numel
             THEN o.score_numel
-              * guide_attention_elem_bytes(extract_arg(o.arg_set_id, 'args.Input type[0]'))
+              * guide_shapes_elem_bytes(extract_arg(o.arg_set_id, 'args.Input type[0]'))
           END, 0)
         + COALESCE(
           CASE WHEN guide_attention_input_numel(o.arg_set_id, 1) = o.score_numel
             THEN o.score_numel
-              * guide_attention_elem_bytes(extract_arg(o.arg_set_id, 'args.Input type[1]'))
+              * guide_shapes_elem_bytes(extract_arg(o.arg_set_id, 'args.Input type[1]'))
           END, 0) AS read_bytes
       FROM op AS o
       WHERE NOT guide_attention_is_view_op(o.name)
@@ -305,7 +307,38 @@ RETURNS TableOrSubquery AS
       WHERE NOT EXISTS (SELECT 1 FROM reader AS c WHERE c.parent_id = rd.id)
       GROUP BY rd.region_id
     ),
-    work AS (SELECT * FROM guide_attention_work_in!(reg))
+    work AS (SELECT * FROM guide_attention_work_in!(reg)),
+    -- Per-region aggregates as grouped joins, not as subqueries run once per region.
+    op_agg AS (
+      SELECT
+        region_id,
+        SUM(name GLOB 'aten::*') AS cpu_ops,
+        SUM(CASE WHEN name = 'aten::scaled_dot_product_attention' THEN self_ns ELSE 0 END)
+          AS sdpa_self_ns
+      FROM op
+      GROUP BY region_id
+    ),
+    work_agg AS (
+      SELECT
+        region_id,
+        SUM(category = 'kernel') AS kernels,
+        SUM(category = 'gpu_memcpy') AS copies,
+        SUM(category = 'gpu_memset') AS memsets,
+        SUM(CASE WHEN category = 'gpu_memcpy' THEN dur ELSE 0 END) AS copy_gpu_ns,
+        SUM(dur) AS gpu_ns
+      FROM work
+      GROUP BY region_id
+    ),
+    api AS (
+      SELECT region_id, GROUP_CONCAT(launch_api, ', ') AS launch_apis
+      FROM (
+        SELECT DISTINCT region_id, launch_api FROM work
+        WHERE launch_api IS NOT NULL
+        ORDER BY region_id, launch_api
+      )
+      GROUP BY region_id
+    ),
+    has_gpu AS (SELECT EXISTS (SELECT 1 FROM guide_kineto_gpu_activity) AS yes)
   SELECT
     r.id,
     r.name,
@@ -317,40 +350,109 @@ RETURNS TableOrSubquery AS
     r.seq,
     r.head_dim,
     r.elem_bytes,
-    (SELECT COUNT(*) FROM op WHERE op.region_id = r.id AND op.name GLOB 'aten::*') AS cpu_ops,
-    COALESCE(
-      (SELECT SUM(op.self_ns) FROM op
-       WHERE op.region_id = r.id AND op.name = 'aten::scaled_dot_product_attention'),
-      0
-    ) AS sdpa_self_ns,
-    (SELECT COUNT(*) FROM work WHERE work.region_id = r.id AND work.category = 'kernel')
-      AS kernels,
-    (SELECT COUNT(*) FROM work WHERE work.region_id = r.id AND work.category != 'kernel')
-      AS copies,
-    COALESCE((SELECT SUM(work.dur) FROM work WHERE work.region_id = r.id), 0) AS gpu_ns,
-    (SELECT GROUP_CONCAT(api, ', ') FROM (
-      SELECT DISTINCT work.launch_api AS api FROM work WHERE work.region_id = r.id ORDER BY api
-    )) AS launch_apis,
+    COALESCE(oa.cpu_ops, 0) AS cpu_ops,
+    COALESCE(oa.sdpa_self_ns, 0) AS sdpa_self_ns,
+    CASE WHEN has_gpu.yes THEN COALESCE(wa.kernels, 0) END AS kernels,
+    CASE WHEN has_gpu.yes THEN COALESCE(wa.copies, 0) END AS copies,
+    CASE WHEN has_gpu.yes THEN COALESCE(wa.memsets, 0) END AS memsets,
+    CASE WHEN has_gpu.yes THEN COALESCE(wa.copy_gpu_ns, 0) END AS copy_gpu_ns,
+    CASE WHEN has_gpu.yes THEN COALESCE(wa.gpu_ns, 0) END AS gpu_ns,
+    api.launch_apis,
     COALESCE(sr.passes, 0) AS score_passes,
     2 * COALESCE(sr.read_bytes, 0) AS score_traffic_bytes,
     4 * r.batch * r.heads * r.seq * r.seq * r.head_dim AS flops
   FROM reg AS r
+  CROSS JOIN has_gpu
+  LEFT JOIN op_agg AS oa ON oa.region_id = r.id
+  LEFT JOIN work_agg AS wa ON wa.region_id = r.id
+  LEFT JOIN api ON api.region_id = r.id
   LEFT JOIN score_read AS sr ON sr.region_id = r.id
 );
 
 -- The annotated forward regions (`attn_fwd`, or `attn_fwd/<impl>/...` in a sweep) with their
--- shape; columns as guide_attention_with_shape returns them (impl is NULL for plain `attn_fwd`).
-CREATE PERFETTO TABLE guide_attention_forward AS
-SELECT *
+-- shape.
+CREATE PERFETTO TABLE guide_attention_forward(
+  -- Slice id of the region.
+  id LONG,
+  -- Start timestamp (ns).
+  ts TIMESTAMP,
+  -- Duration on its CPU thread (ns).
+  dur DURATION,
+  -- Region name: `attn_fwd` or `attn_fwd/<impl>/b<B>h<H>s<S>d<D>`.
+  name STRING,
+  -- The <impl> part of a sweep label (naive_inplace, sdpa_flash, ...); NULL for `attn_fwd`.
+  impl STRING,
+  -- Track of the CPU thread.
+  track_id LONG,
+  -- Depth of the region on its track.
+  depth LONG,
+  -- Batch size (q's first dimension).
+  batch LONG,
+  -- Attention heads.
+  heads LONG,
+  -- Sequence length.
+  seq LONG,
+  -- Head dimension.
+  head_dim LONG,
+  -- Bytes per element of q's dtype.
+  elem_bytes LONG
+) AS
+SELECT id, ts, dur, name, impl, track_id, depth, batch, heads, seq, head_dim, elem_bytes
 FROM guide_attention_with_shape!((
   SELECT id, ts, dur, name, track_id, depth
   FROM slice
   WHERE category = 'user_annotation' AND (name = 'attn_fwd' OR name GLOB 'attn_fwd/*')
 ));
 
--- Every forward region summarised; columns as guide_attention_summary returns them.
-CREATE PERFETTO TABLE guide_attention_forward_summary AS
-SELECT * FROM guide_attention_summary!(guide_attention_forward);
+-- Every forward region summarised (guide_attention_summary over guide_attention_forward).
+CREATE PERFETTO TABLE guide_attention_forward_summary(
+  -- Slice id of the region.
+  id LONG,
+  -- Region name.
+  name STRING,
+  -- The <impl> part of a sweep label; NULL for `attn_fwd`.
+  impl STRING,
+  -- Start timestamp (ns).
+  ts TIMESTAMP,
+  -- The region's duration on its CPU thread (ns).
+  cpu_ns LONG,
+  -- Batch size.
+  batch LONG,
+  -- Attention heads.
+  heads LONG,
+  -- Sequence length.
+  seq LONG,
+  -- Head dimension.
+  head_dim LONG,
+  -- Bytes per element of q's dtype.
+  elem_bytes LONG,
+  -- aten:: operators inside the region, all depths.
+  cpu_ops LONG,
+  -- Self time of aten::scaled_dot_product_attention calls inside (ns; 0 when none).
+  sdpa_self_ns LONG,
+  -- GPU kernels launched from inside; NULL in a trace without GPU activity.
+  kernels LONG,
+  -- GPU memcpys launched from inside; NULL in a trace without GPU activity.
+  copies LONG,
+  -- GPU memsets launched from inside; NULL in a trace without GPU activity.
+  memsets LONG,
+  -- Summed GPU duration of those memcpys (ns); NULL in a trace without GPU activity.
+  copy_gpu_ns LONG,
+  -- Summed duration of that GPU work (ns); NULL in a trace without GPU activity.
+  gpu_ns LONG,
+  -- Distinct launch calls (runtime or driver API), comma-separated; NULL when none.
+  launch_apis STRING,
+  -- Innermost non-view operators reading a [batch, heads, seq, seq]-sized input.
+  score_passes LONG,
+  -- Estimated bytes read and written through score-sized tensors.
+  score_traffic_bytes LONG,
+  -- Dense attention FLOPs of the two matmuls: 4 * batch * heads * seq^2 * head_dim.
+  flops LONG
+) AS
+SELECT
+  id, name, impl, ts, cpu_ns, batch, heads, seq, head_dim, elem_bytes, cpu_ops, sdpa_self_ns,
+  kernels, copies, memsets, copy_gpu_ns, gpu_ns, launch_apis, score_passes, score_traffic_bytes, flops
+FROM guide_attention_summary!(guide_attention_forward);
 
 -- Every CPU slice inside a forward region (operators and runtime calls), with its forward.
 CREATE PERFETTO VIEW guide_attention_forward_slice(

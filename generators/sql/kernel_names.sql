@@ -28,7 +28,8 @@ SELECT CASE
   WHEN $name REGEXP '(^|_)cpp_fused_' THEN 'Inductor (C++)'
   WHEN $name GLOB '_geglu_*_kernel' OR $name GLOB '_swiglu_*_kernel' THEN 'Liger (Triton)'
   WHEN $name GLOB 'nvjet_*' THEN 'cuBLAS'
-  WHEN $name GLOB '*cutlass_[0-9]*' OR $name GLOB '*cutlass::Kernel*' THEN 'CUTLASS'
+  WHEN $name GLOB '*cutlass_[0-9]*' OR $name GLOB '*cutlass::Kernel*'
+    OR $name GLOB 'fmha_cutlass*' THEN 'CUTLASS'
   WHEN $name GLOB '*cudnn*' THEN 'cuDNN'
   WHEN $name REGEXP '^(void )?(sm[0-9]+_xmma_gemm|(ampere|volta|turing|hopper)_[a-z0-9_]*gemm)'
     THEN 'cuBLAS'
@@ -42,7 +43,8 @@ END;
 
 -- What kind of work the name says the kernel does: 'GEMM', 'convolution', 'pointwise',
 -- 'reduction', 'persistent reduction', 'GEMM template' (Inductor's own Triton GEMM),
--- 'fused loop (C++)', 'elementwise', 'normalization', 'attention', 'gated GELU'; NULL otherwise.
+-- 'fused loop (C++)', 'elementwise', 'normalization', 'softmax', 'attention' (FlashAttention,
+-- cuDNN's `sdpa` kernels, CUTLASS `fmha`), 'gated GELU'; NULL otherwise.
 CREATE PERFETTO FUNCTION guide_kernel_names_work(
   -- Kernel name as the trace records it.
   name STRING
@@ -56,19 +58,21 @@ SELECT CASE
   WHEN $name GLOB 'triton_tem_*' THEN 'GEMM template'
   WHEN $name REGEXP '(^|_)cpp_fused_' THEN 'fused loop (C++)'
   WHEN $name GLOB '_geglu_*' THEN 'gated GELU'
+  WHEN $name GLOB '*flash_fwd*' OR $name GLOB '*flash_bwd*' OR $name GLOB '*_sdpa_*'
+    OR $name GLOB 'fmha_*' THEN 'attention'
   WHEN $name GLOB '*fprop*' OR $name GLOB '*dgrad*' OR $name GLOB '*wgrad*'
     OR $name GLOB '*scudnn*' OR $name GLOB '*conv*' THEN 'convolution'
   WHEN lower($name) GLOB '*gemm*' OR $name GLOB 'Cijk_*' OR $name GLOB 'nvjet_*' THEN 'GEMM'
-  WHEN $name GLOB '*flash_fwd*' OR $name GLOB '*flash_bwd*' THEN 'attention'
   WHEN $name GLOB '*layer_norm*' OR $name GLOB '*batch_norm*' OR $name GLOB '*rms_norm*'
     THEN 'normalization'
+  WHEN lower($name) GLOB '*softmax*' THEN 'softmax'
   WHEN $name GLOB '*reduce_kernel*' THEN 'reduction'
   WHEN $name GLOB '*elementwise_kernel*' THEN 'elementwise'
   ELSE NULL
 END;
 
 -- The GPU architecture a library kernel was built for, as the name spells it: 'sm70', 'sm75',
--- 'sm80', 'sm90' (from `sm90_`, `cutlass_80_`, `ampere_`, `volta_`, `turing_`, `hopper_`) or an
+-- 'sm80', 'sm90' (from `sm90_`, `_sm80(`, `cutlass_80_`, `ampere_`, `volta_`, `turing_`, `hopper_`) or an
 -- AMD ISA such as 'gfx942' (Tensile's `ISA942`). NULL when the name does not say.
 CREATE PERFETTO FUNCTION guide_kernel_names_arch(
   -- Kernel name as the trace records it.
@@ -77,8 +81,8 @@ CREATE PERFETTO FUNCTION guide_kernel_names_arch(
 -- Architecture, or NULL.
 RETURNS STRING AS
 SELECT CASE
-  WHEN $name REGEXP '(^|[^a-z])sm[0-9]{2,3}_'
-    THEN 'sm' || regexp_extract($name, 'sm([0-9]{2,3})_')
+  WHEN $name REGEXP '(^|[^a-z])sm[0-9]{2,3}[_(]'
+    THEN 'sm' || regexp_extract($name, 'sm([0-9]{2,3})[_(]')
   WHEN $name REGEXP 'cutlass_[0-9]{2,3}_'
     THEN 'sm' || regexp_extract($name, 'cutlass_([0-9]{2,3})_')
   WHEN $name REGEXP '(^|[^a-z])ampere_' THEN 'sm80'
@@ -143,17 +147,22 @@ SELECT CASE regexp_extract($name, '[a-z]([0-9]{3,6})gemm')
   )
 END;
 
--- The output tile one thread block (CTA) computes, as the name spells it: `tilesize128x128x16`
--- -> '128x128x16', Tensile's `MT256x192x64` -> '256x192x64', otherwise the first `<M>x<N>`
--- group of a library GEMM/convolution name (`ampere_sgemm_32x32_...` -> '32x32'). NULL for
--- names that carry no tile (PyTorch's and Inductor's kernels choose theirs at launch).
+-- The tile one thread block (CTA) works on, as the name spells it: M x N of the output, then,
+-- where the name gives one, the K step (how much of the reduction dimension the block loads per
+-- iteration). `tilesize256x128x64` -> '256x128x64' (a 256 x 128 output tile, K step 64),
+-- Tensile's `MT256x192x64` -> '256x192x64', otherwise the first `<M>x<N>` group of a library
+-- GEMM/convolution name (`ampere_sgemm_32x32_...` -> '32x32', output tile only). NULL for names
+-- that carry no tile (PyTorch's and Inductor's kernels choose theirs at launch) and for attention
+-- kernels, whose block sizes count queries and keys.
 CREATE PERFETTO FUNCTION guide_kernel_names_tile(
   -- Kernel name as the trace records it.
   name STRING
 )
--- Tile shape, or NULL.
+-- Tile as M x N or M x N x K-step, or NULL.
 RETURNS STRING AS
 SELECT CASE
+  -- An attention kernel's block sizes count queries and keys, not an output tile: left alone.
+  WHEN guide_kernel_names_work($name) = 'attention' THEN NULL
   WHEN guide_kernel_names_family($name) IN ('cuBLAS', 'CUTLASS', 'cuDNN', 'hipBLASLt')
     THEN COALESCE(
       regexp_extract($name, 'tilesize([0-9]+x[0-9]+x?[0-9]*)'),
@@ -188,7 +197,8 @@ END;
 -- `cpp_fused__unsafe_view_gelu_mul_0` -> '_unsafe_view, gelu, mul') multi-word ATen names from a
 -- short list (`_unsafe_view`, `_to_copy`, `native_layer_norm`, `clamp_min`, ...) are kept whole;
 -- other multi-word names come out split at '_'. For library GEMMs, the epilogue the name states
--- (`gemm_relu` -> 'relu', Tensile's `_Bias_` -> 'bias'). NULL when there is nothing to read.
+-- (`gemm_relu` -> 'relu', cuBLAS's `nvjet_..._bias_TNT` -> 'bias', Tensile's `_Bias_` -> 'bias').
+-- NULL when there is nothing to read.
 CREATE PERFETTO FUNCTION guide_kernel_names_fused_ops(
   -- Kernel name as the trace records it.
   name STRING
@@ -225,6 +235,7 @@ SELECT CASE
       ),
       '#', '_'
     )
+  WHEN $name GLOB 'nvjet_*' THEN regexp_extract($name, '_(bias|relu|gelu)_[A-Z]+$')
   WHEN guide_kernel_names_family($name) IN ('cuBLAS', 'CUTLASS')
     THEN regexp_extract($name, 'gemm_(relu|gelu|bias_relu|bias_gelu|bias)_')
   WHEN $name GLOB 'Cijk_*_Bias_*' THEN 'bias'

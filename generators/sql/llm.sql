@@ -55,62 +55,150 @@ SELECT
 FROM fwd
 LEFT JOIN gen USING (step);
 
--- The CPU operators and runtime/driver calls that start inside each CPU window. `windows` needs
--- the columns window_id, ts, dur and track_id (the CPU thread's track), and windows on one track
--- must not overlap (forwards, a forward's turns, sibling modules). Each slice is matched to the
--- latest window that started at or before it on its track (a sort, not a range join, so it stays
--- fast on traces with hundreds of thousands of slices).
--- Columns: window_id; id, ts, dur, name and category of the slice.
-CREATE PERFETTO MACRO guide_llm_window_slice(windows TableOrSubquery)
+-- The slices the window macros assign to windows: CPU operators and runtime/driver calls,
+-- copied once out of the slice table so that every macro call sorts a small table.
+CREATE PERFETTO TABLE guide_llm_cpu_call(
+  -- Slice id.
+  id LONG,
+  -- Start (ns).
+  ts TIMESTAMP,
+  -- Duration (ns).
+  dur DURATION,
+  -- Operator or API name.
+  name STRING,
+  -- cpu_op, cuda_runtime or cuda_driver.
+  category STRING,
+  -- Track of the CPU thread.
+  track_id LONG
+) AS
+SELECT id, ts, dur, name, category, track_id
+FROM guide_kineto_slice
+WHERE category IN ('cpu_op', 'cuda_runtime', 'cuda_driver')
+ORDER BY track_id, ts;
+
+-- Every kernel launch with the kernel it started. A launch and its kernel carry the same
+-- `correlation` number, and the `ac2g` flow between them is kept only where the numbers agree:
+-- when the trace processor drops a kernel that partly overlaps another on its stream (it keeps
+-- one slice per time range on a track; cuBLAS split-K GEMMs can overlap their reduction kernel),
+-- the dropped kernel's flow lands on the kernel it overlapped, which would otherwise count twice.
+-- A kernel launch call (*LaunchKernel*) left without its kernel keeps a row with NULL kernel
+-- columns, so kernel counts follow the launches even where the importer lost the kernel.
+CREATE PERFETTO TABLE guide_llm_kernel_launch(
+  -- Slice id of the runtime or driver call.
+  launch_id LONG,
+  -- Its API name (cudaLaunchKernel, cuLaunchKernelEx, cudaGraphLaunch...).
+  launch_name STRING,
+  -- Slice id of the kernel; NULL when the trace processor dropped it.
+  kernel_id LONG,
+  -- Kernel start (ns); NULL when dropped.
+  kernel_ts TIMESTAMP,
+  -- Kernel duration (ns); NULL when dropped.
+  kernel_dur DURATION,
+  -- Kernel name; NULL when dropped.
+  kernel_name STRING,
+  -- Device index; NULL when dropped.
+  device LONG,
+  -- Stream id; NULL when dropped.
+  stream LONG
+) AS
+WITH
+  linked AS MATERIALIZED (
+    SELECT
+      r.id AS launch_id,
+      r.name AS launch_name,
+      g.id AS kernel_id,
+      g.ts AS kernel_ts,
+      g.dur AS kernel_dur,
+      g.name AS kernel_name,
+      g.pid AS device,
+      g.tid AS stream
+    FROM flow AS f
+    JOIN guide_kineto_slice AS r ON r.id = f.slice_out
+    JOIN guide_kineto_slice AS g ON g.id = f.slice_in
+    WHERE r.category IN ('cuda_runtime', 'cuda_driver')
+      AND g.category = 'kernel'
+      AND COALESCE(
+        extract_arg(r.arg_set_id, 'args.correlation')
+          = extract_arg(g.arg_set_id, 'args.correlation'),
+        TRUE
+      )
+  )
+SELECT * FROM (
+  SELECT * FROM linked
+  UNION ALL
+  SELECT c.id, c.name, NULL, NULL, NULL, NULL, NULL, NULL
+  FROM guide_llm_cpu_call AS c
+  WHERE c.category IN ('cuda_runtime', 'cuda_driver')
+    AND c.name GLOB '*aunchKernel*'
+    AND c.id NOT IN (SELECT launch_id FROM linked)
+)
+ORDER BY launch_id, kernel_ts;
+
+-- Assigns slices to CPU windows: each slice of `slices` (columns id, ts, dur, name, category,
+-- track_id) goes to the latest window of `windows` (columns window_id, ts, dur, track_id) that
+-- started at or before it on its track, if the slice starts before that window ends. Windows on
+-- one track must not overlap (forwards, a forward's turns, sibling modules). A sort and a running
+-- maximum rather than a range join, so it stays fast on traces with hundreds of thousands of
+-- slices. Columns: window_id; id, ts, dur, name, category and track_id of the slice.
+CREATE PERFETTO MACRO guide_llm_assign(windows TableOrSubquery, slices TableOrSubquery)
 RETURNS TableOrSubquery AS
 (
   WITH
-    _llm_w AS (SELECT window_id, ts, dur, track_id FROM $windows),
-    _llm_marks AS (
-      SELECT w.ts, w.track_id, 0 AS is_slice, NULL AS id
-      FROM _llm_w AS w
+    _llm_aw AS MATERIALIZED (SELECT window_id, ts, dur, track_id FROM $windows),
+    _llm_amarks AS (
+      SELECT w.ts, w.track_id, 0 AS is_slice, NULL AS id, NULL AS dur, NULL AS name,
+        NULL AS category
+      FROM _llm_aw AS w
       UNION ALL
-      SELECT s.ts, s.track_id, 1 AS is_slice, s.id
-      FROM guide_kineto_slice AS s
-      WHERE s.category IN ('cpu_op', 'cuda_runtime', 'cuda_driver')
-        AND s.track_id IN (SELECT track_id FROM _llm_w)
+      SELECT s.ts, s.track_id, 1 AS is_slice, s.id, s.dur, s.name, s.category
+      FROM $slices AS s
+      WHERE s.track_id IN (SELECT track_id FROM _llm_aw)
     ),
-    _llm_latest AS (
+    _llm_alatest AS (
       SELECT
-        id,
-        track_id,
+        id, ts, dur, name, category, track_id, is_slice,
         MAX(IIF(is_slice = 0, ts, NULL)) OVER (
           PARTITION BY track_id ORDER BY ts, is_slice ROWS UNBOUNDED PRECEDING
         ) AS window_ts
-      FROM _llm_marks
+      FROM _llm_amarks
     )
-  SELECT w.window_id, s.id, s.ts, s.dur, s.name, s.category
-  FROM _llm_latest AS l
-  JOIN _llm_w AS w ON w.track_id = l.track_id AND w.ts = l.window_ts
-  JOIN guide_kineto_slice AS s ON s.id = l.id
-  WHERE l.id IS NOT NULL AND s.ts < w.ts + w.dur
+  SELECT w.window_id, l.id, l.ts, l.dur, l.name, l.category, l.track_id
+  FROM _llm_alatest AS l
+  JOIN _llm_aw AS w ON w.track_id = l.track_id AND w.ts = l.window_ts
+  WHERE l.is_slice = 1 AND l.ts < w.ts + w.dur
+);
+
+-- The CPU operators and runtime/driver calls that start inside each CPU window. `windows` needs
+-- the columns window_id, ts, dur and track_id (the CPU thread's track), and windows on one track
+-- must not overlap (see guide_llm_assign).
+-- Columns: window_id; id, ts, dur, name, category and track_id of the slice.
+CREATE PERFETTO MACRO guide_llm_window_slice(windows TableOrSubquery)
+RETURNS TableOrSubquery AS
+(
+  SELECT * FROM guide_llm_assign!($windows, guide_llm_cpu_call)
 );
 
 -- GPU kernels launched from inside each CPU window (same input as guide_llm_window_slice): a
 -- kernel belongs to the window in which its launch call (cudaLaunchKernel, cuLaunchKernel,
 -- cudaGraphLaunch...) started.
 -- Columns: window_id; launch_id and launch_name (the runtime or driver call); kernel_id,
--- kernel_ts, kernel_dur and kernel_name (the kernel it started).
+-- kernel_ts, kernel_dur, kernel_name, device and stream (the kernel it started; NULL for a kernel
+-- the trace processor dropped, see guide_llm_kernel_launch).
 CREATE PERFETTO MACRO guide_llm_window_kernel(windows TableOrSubquery)
 RETURNS TableOrSubquery AS
 (
   SELECT
     r.window_id,
-    r.id AS launch_id,
-    r.name AS launch_name,
-    g.id AS kernel_id,
-    g.ts AS kernel_ts,
-    g.dur AS kernel_dur,
-    g.name AS kernel_name
+    k.launch_id,
+    k.launch_name,
+    k.kernel_id,
+    k.kernel_ts,
+    k.kernel_dur,
+    k.kernel_name,
+    k.device,
+    k.stream
   FROM guide_llm_window_slice!($windows) AS r
-  JOIN guide_kineto_launch_link AS ll ON ll.launch_id = r.id
-  JOIN guide_kineto_gpu_activity AS g ON g.id = ll.gpu_id AND g.category = 'kernel'
-  WHERE r.category IN ('cuda_runtime', 'cuda_driver')
+  JOIN guide_llm_kernel_launch AS k ON k.launch_id = r.id
 );
 
 -- What each CPU window costs: operators, launch calls and the GPU kernels they started. Same
@@ -123,6 +211,8 @@ RETURNS TableOrSubquery AS
 --   graph_launches: cudaGraphLaunch calls;
 --   launch_ns: CPU time inside those launch calls (ns);
 --   kernels, kernel_ns: kernels launched from the window and their summed time (ns);
+--   dropped_kernels: those of them the trace processor dropped (see guide_llm_kernel_launch):
+--     counted in kernels, missing from kernel_ns and from the gaps;
 --   gpu_span_ns: first kernel start to last kernel end (ns);
 --   max_gap_ns, idle_ns: the longest and the summed time with no kernel running between the
 --     first kernel and the last (ns).
@@ -133,8 +223,13 @@ CREATE PERFETTO MACRO guide_llm_window_cost(windows TableOrSubquery)
 RETURNS TableOrSubquery AS
 (
   WITH
-    _llm_win AS (SELECT window_id, ts, dur, track_id FROM $windows),
-    _llm_k AS (SELECT * FROM guide_llm_window_kernel!(_llm_win)),
+    _llm_win AS MATERIALIZED (SELECT window_id, ts, dur, track_id FROM $windows),
+    _llm_s AS MATERIALIZED (SELECT * FROM guide_llm_window_slice!(_llm_win)),
+    _llm_k AS MATERIALIZED (
+      SELECT s.window_id, k.*
+      FROM _llm_s AS s
+      JOIN guide_llm_kernel_launch AS k ON k.launch_id = s.id
+    ),
     -- Idle time before each kernel: from the latest end of any earlier kernel of the window.
     _llm_gap AS (
       SELECT
@@ -144,6 +239,7 @@ RETURNS TableOrSubquery AS
           ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
         ) AS gap_ns
       FROM _llm_k
+      WHERE kernel_id IS NOT NULL
     ),
     _llm_call AS (
       SELECT
@@ -153,13 +249,14 @@ RETURNS TableOrSubquery AS
         SUM(s.name GLOB '*GraphLaunch*') AS graph_launches,
         SUM(IIF(s.name GLOB '*aunchKernel*' OR s.name GLOB '*GraphLaunch*', s.dur, 0))
           AS launch_ns
-      FROM guide_llm_window_slice!(_llm_win) AS s
+      FROM _llm_s AS s
       GROUP BY s.window_id
     ),
     _llm_kernel AS (
       SELECT
         window_id,
         COUNT(*) AS kernels,
+        SUM(kernel_id IS NULL) AS dropped_kernels,
         SUM(kernel_dur) AS kernel_ns,
         MAX(kernel_ts + kernel_dur) - MIN(kernel_ts) AS gpu_span_ns
       FROM _llm_k
@@ -179,6 +276,7 @@ RETURNS TableOrSubquery AS
     IIF(gpu.traced, COALESCE(c.graph_launches, 0), NULL) AS graph_launches,
     IIF(gpu.traced, COALESCE(c.launch_ns, 0), NULL) AS launch_ns,
     IIF(gpu.traced, COALESCE(k.kernels, 0), NULL) AS kernels,
+    IIF(gpu.traced, COALESCE(k.dropped_kernels, 0), NULL) AS dropped_kernels,
     IIF(gpu.traced, COALESCE(k.kernel_ns, 0), NULL) AS kernel_ns,
     k.gpu_span_ns,
     i.max_gap_ns,
@@ -304,9 +402,10 @@ CREATE PERFETTO FUNCTION guide_llm_attention_family(
 )
 RETURNS STRING AS
 SELECT CASE
+  -- cuDNN's generated attention kernels also say 'flash' in their names: cuDNN comes first.
+  WHEN $name GLOB '*cudnn*' THEN 'cuDNN attention'
   WHEN $name GLOB '*flash*' AND $name GLOB '*splitkv*' THEN 'FlashAttention (split-KV)'
   WHEN $name GLOB '*flash*' OR $name GLOB '*Flash*' THEN 'FlashAttention'
-  WHEN $name GLOB '*cudnn*' THEN 'cuDNN attention'
   WHEN $name GLOB '*fmha*' OR $name GLOB '*efficient_attention*' THEN 'memory-efficient'
   WHEN $name GLOB '*math*' THEN 'math (unfused)'
   ELSE NULL
@@ -335,7 +434,7 @@ WITH
     FROM guide_kineto_slice
     WHERE parent_id IN (SELECT window_id FROM sdpa) AND category = 'cpu_op'
   ),
-  k AS (SELECT * FROM guide_llm_window_kernel!(sdpa))
+  k AS (SELECT * FROM guide_llm_window_kernel!(sdpa) WHERE kernel_id IS NOT NULL)
 SELECT
   sdpa.window_id AS sdpa_id,
   b.name AS backend_op,
