@@ -206,3 +206,36 @@ def test_window_without_launches_gets_zeros_on_a_gpu_trace() -> None:
     assert row["kernels"] == row["kernel_launches"] == row["graph_launches"] == 0
     assert row["kernel_ns"] == row["launch_ns"] == row["idle_ns"] == 0
     assert row["gpu_span_ns"] is None and row["max_gap_ns"] is None
+
+
+H200_LLM = Path(__file__).resolve().parents[1] / "artifacts" / "cuda" / "llm" / "eager_b1"
+
+
+@pytest.mark.skipif(
+    not (H200_LLM / "trace.json.gz").exists(), reason="no CUDA capture of llm/eager_b1 committed"
+)
+def test_dropped_kernels_counted_once_from_their_launches_h200() -> None:
+    """The importer drops kernels that partly overlap another on their stream (cuBLAS split-K
+    reductions on the H200), and their `ac2g` flows land on the kernel they overlapped. The launch
+    table keeps one row per launch call, each recorded kernel once, and one NULL-kernel row per
+    dropped kernel."""
+    rows = _rows(
+        H200_LLM / "trace.json.gz",
+        """
+        SELECT
+          (SELECT COUNT(*) FROM guide_llm_kernel_launch) AS rows_,
+          (SELECT COUNT(*) FROM guide_llm_cpu_call WHERE name GLOB '*aunchKernel*') AS launches,
+          (SELECT COUNT(*) FROM guide_kineto_gpu_activity WHERE category = 'kernel') AS kernels,
+          (SELECT COUNT(DISTINCT kernel_id) FROM guide_llm_kernel_launch) AS distinct_kernels,
+          (SELECT COUNT(*) FROM guide_llm_kernel_launch WHERE kernel_id IS NULL) AS dropped,
+          (SELECT value FROM stats WHERE name = 'slice_drop_overlapping_complete_event') AS stat,
+          (SELECT COUNT(*) FROM guide_llm_kernel_launch k
+             JOIN guide_kineto_slice s ON s.id = k.kernel_id
+             WHERE s.name GLOB '*splitKreduce*') AS reductions_kept
+        """,
+    )
+    (r,) = rows
+    assert r["rows_"] == r["launches"]  # eager: one kernel per launch call, no graphs
+    assert r["distinct_kernels"] == r["kernels"]  # every recorded kernel once
+    assert r["dropped"] == r["stat"] == r["launches"] - r["kernels"] > 0
+    assert r["reductions_kept"] > 0

@@ -309,7 +309,8 @@ def draw(
                 left=bar.x0,
                 height=ROW_HEIGHT,
                 color=colour,
-                edgecolor="#333333",
+                # Outlines on bars narrower than a couple of points would paint them dark grey.
+                edgecolor="#333333" if (bar.x1 - bar.x0) / per_pt >= 2 else "none",
                 lw=0.4,
             )
             centres[int(bar.row["id"])] = ((bar.x0 + bar.x1) / 2, y)  # type: ignore[arg-type]
@@ -327,6 +328,10 @@ def draw(
                 ax.plot([centre, end], [top, y - 0.3], color="#333333", lw=0.6, zorder=3)
 
     launches = 0
+    # Hundreds of launch arrows (a decode step) would merge into a band: draw them fainter.
+    dense = sum(1 for r in rows if r.get("launched_by") is not None) > 80
+    arrow = {"arrowstyle": "->", "color": LAUNCH_COLOR, "lw": 0.3 if dense else 0.7}
+    arrow["alpha"] = 0.25 if dense else 0.7
     for row in rows:
         launcher = row.get("launched_by")
         if launcher is not None and int(launcher) in centres:  # type: ignore[arg-type]
@@ -336,7 +341,7 @@ def draw(
                 "",
                 xy=(x2, y2 - ROW_HEIGHT / 2),
                 xytext=(x1, y1 + ROW_HEIGHT / 2),
-                arrowprops={"arrowstyle": "->", "color": LAUNCH_COLOR, "lw": 0.7, "alpha": 0.7},
+                arrowprops=arrow,
                 zorder=2,
             )
 

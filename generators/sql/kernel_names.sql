@@ -33,7 +33,7 @@ SELECT CASE
   WHEN $name GLOB '*cudnn*' THEN 'cuDNN'
   WHEN $name REGEXP '^(void )?(sm[0-9]+_xmma_gemm|(ampere|volta|turing|hopper)_[a-z0-9_]*gemm)'
     THEN 'cuBLAS'
-  WHEN $name GLOB '*epilogue::impl::*' THEN 'cuBLASLt'
+  WHEN $name GLOB '*epilogue::impl::*' OR $name GLOB '*cublasLt::*' THEN 'cuBLASLt'
   WHEN $name GLOB 'Cijk_*' THEN 'hipBLASLt'
   WHEN $name GLOB '*pytorch_flash::*' OR $name GLOB '*flash_fwd*' OR $name GLOB '*flash_bwd*'
     THEN 'FlashAttention'

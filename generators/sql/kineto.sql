@@ -108,7 +108,7 @@ SELECT id, CAST(substr(name, length('ProfilerStep#') + 1) AS INT) AS step, ts, d
 FROM guide_kineto_slice
 WHERE name GLOB 'ProfilerStep#*';
 
--- CPU launch -> GPU activity links, from the trace's `ac2g` flow events.
+-- CPU launch -> GPU activity links, from the trace's `ac2g` flow events, checked by correlation id.
 CREATE PERFETTO VIEW guide_kineto_launch_link(
   -- Slice id of the runtime or driver call.
   launch_id LONG,
@@ -120,4 +120,13 @@ CREATE PERFETTO VIEW guide_kineto_launch_link(
 SELECT r.id AS launch_id, g.id AS gpu_id, g.ts - r.ts AS launch_to_start_ns
 FROM flow AS f
 JOIN guide_kineto_runtime_call AS r ON f.slice_out = r.id
-JOIN guide_kineto_gpu_activity AS g ON f.slice_in = g.id;
+JOIN guide_kineto_gpu_activity AS g ON f.slice_in = g.id
+-- When the importer drops a kernel that partly overlaps another (cuBLAS's split-K reduce kernel
+-- overlapping its GEMM, say), its flow lands on the overlapped kernel instead. Both ends of a
+-- true link carry the same CUPTI correlation id: keep only those (or links without ids).
+JOIN slice AS rs ON rs.id = r.id
+JOIN slice AS gs ON gs.id = g.id
+WHERE EXTRACT_ARG(rs.arg_set_id, 'args.correlation') IS NULL
+  OR EXTRACT_ARG(gs.arg_set_id, 'args.correlation') IS NULL
+  OR EXTRACT_ARG(rs.arg_set_id, 'args.correlation')
+    = EXTRACT_ARG(gs.arg_set_id, 'args.correlation');
