@@ -156,13 +156,25 @@ def test_every_page_reference_exists() -> None:
     assert not problems, "\n".join(problems)
 
 
-def test_strict_gpu_fails_while_cuda_artifacts_are_missing(tmp_path: Path) -> None:
-    if (ARTIFACTS / "cuda" / MANIFEST_FILE).exists():
-        pytest.skip("a CUDA set is committed: the strict GPU build is exercised by the GPU runner")
+def test_strict_gpu_build_fails_exactly_while_cuda_artifacts_are_missing(tmp_path: Path) -> None:
+    """`make site STRICT_GPU=1` passes only when every placeholder has its CUDA artifact."""
+    cuda = hook.DeviceSet.load("cuda")
+    missing = sorted(
+        {
+            f"{call.step}/{call.variant}"
+            for _, call in all_calls()
+            if cuda is None or not cuda.has_variant(call.step, call.variant)
+        }
+    )
     result = build(tmp_path / "site", STRICT_GPU="1")
+    if not missing:
+        assert result.returncode == 0, result.stderr[-3000:]
+        return
     assert result.returncode != 0
     assert "STRICT_GPU=1" in result.stderr
-    assert "part-1/01-first-trace.md" in result.stderr
+    for variant in missing:
+        step, name = variant.split("/")
+        assert f'"{step}", "{name}"' in result.stderr, f"{variant} not named"
 
 
 def test_missing_artifact_names_page_and_placeholder(tmp_path: Path) -> None:
