@@ -32,7 +32,9 @@ ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
 
 def timed(cmd: list[str]) -> float:
     started = time.perf_counter()
-    subprocess.run(cmd, cwd=REPO, env=ENV, check=True, stdout=subprocess.DEVNULL)
+    result = subprocess.run(cmd, cwd=REPO, env=ENV, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed:\n{result.stdout[-4000:]}\n{result.stderr[-2000:]}")
     return time.perf_counter() - started
 
 
@@ -92,7 +94,7 @@ COMMANDS = {
     "derive": ("make derive (python -m generators derive)", 3),
     "serve-warm": ("make serve, environment installed, until the first page loads", 3),
     "serve-cold": ("make serve on a fresh virtual environment, until the first page loads", 3),
-    "test": ("make test (the whole suite)", 3),
+    "test": ("make test (the whole suite)", 2),
 }
 
 
@@ -111,6 +113,12 @@ def main() -> None:
             "runs_s": [round(t, 2) for t in times],
             "median_s": round(statistics.median(times), 2),
         }
+        write(results)
+    print(OUT_MD.read_text())
+
+
+def write(results: dict) -> None:
+    """Write the JSON and the Markdown table (after every command, so a failure keeps the rest)."""
     results["machine"] = {
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
@@ -131,7 +139,6 @@ def main() -> None:
         runs = ", ".join(f"{t:.1f}" for t in entry["runs_s"])
         lines.append(f"| {entry['what']} | {entry['median_s']:.1f} s | {runs} |")
     OUT_MD.write_text("\n".join(lines) + "\n")
-    print(OUT_MD.read_text())
 
 
 if __name__ == "__main__":
