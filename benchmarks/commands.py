@@ -91,9 +91,9 @@ def measure(name: str, runs: int) -> list[float]:
 
 COMMANDS = {
     "site": ("mkdocs build --strict", 5),
-    "derive": ("make derive (python -m generators derive)", 3),
+    "derive": ("make derive (python -m generators derive)", 2),
     "serve-warm": ("make serve, environment installed, until the first page loads", 3),
-    "serve-cold": ("make serve on a fresh virtual environment, until the first page loads", 3),
+    "serve-cold": ("make serve on a fresh virtual environment, until the first page loads", 2),
     "test": ("make test (the whole suite)", 2),
 }
 

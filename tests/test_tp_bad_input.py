@@ -139,9 +139,12 @@ def test_engine_killed_after_exception_in_body(no_leftover_engines):
 def test_no_engine_left_after_ctrl_c(tmp_path):
     script = textwrap.dedent(
         f"""
-        import sys, time
+        import signal, sys, time
         from pathlib import Path
         from generators.tp import open_trace
+        # A shell starts background jobs with SIGINT ignored, and Python then never raises
+        # KeyboardInterrupt: restore the terminal's Ctrl-C behaviour this test is about.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         with open_trace(Path({str(SMALL)!r}), engine="wasm") as tp:
             print(tp.engine.pid, flush=True)
             time.sleep(60)
