@@ -7,21 +7,20 @@ from pathlib import Path
 
 import pytest
 
+from tests.reference_traces import REFERENCE_TRACES
+
 # Exact counts and byte-for-byte derives are pinned to the offline engine, whatever this machine
 # has cached or could download (an explicit choice in the environment still wins).
 os.environ.setdefault("PROFILING_GUIDE_TP_ENGINE", "wasm")
 
 REPO = Path(__file__).resolve().parent.parent
-REFERENCE_TRACES = (REPO / ".." / "shared" / "reference-traces").resolve()
 
 
 def reference_trace_paths() -> list[Path]:
-    """The real GPU traces kept next to the repository (fails the test if they are missing)."""
+    """The vendored reference traces (fails the test if they are missing)."""
     paths = sorted(REFERENCE_TRACES.glob("*.json.gz"))
     if not paths:
-        pytest.fail(
-            f"no reference traces in {REFERENCE_TRACES} (expected ../shared/reference-traces/)"
-        )
+        pytest.fail(f"no reference traces in {REFERENCE_TRACES}")
     return paths
 
 

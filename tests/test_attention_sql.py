@@ -1,7 +1,7 @@
 """The attention SQL (generators/sql/attention.sql and the attention_* queries) on real GPU traces.
 
 The guide's own attention captures are CPU-only until a CUDA capture is committed, so the GPU
-paths of the same SQL are exercised here on the reference traces in ../shared/reference-traces
+paths of the same SQL are exercised here on the reference traces in tests/data/reference-traces
 (other projects' A100 / H100 Kineto traces; test inputs only). Regions there are not named
 `attn_fwd`, so the module is loaded with its region filter pointed at a region those traces have.
 """
@@ -18,9 +18,9 @@ import pytest
 from generators.derive import run_query
 from generators.queries import load_query
 from generators.tp import open_trace
+from tests.reference_traces import REFERENCE_TRACES as REFERENCE
 
 REPO = Path(__file__).resolve().parents[1]
-REFERENCE = REPO.parent / "shared" / "reference-traces"
 MODULE = REPO / "generators" / "sql" / "attention.sql"
 REGION_FILTER = "category = 'user_annotation' AND (name = 'attn_fwd' OR name GLOB 'attn_fwd/*')"
 

@@ -1,5 +1,5 @@
 """The kernel-name decoder (generators/sql/kernel_names.sql) and the GPU-only SQL of Part 2,
-checked on real GPU traces from other projects (../shared/reference-traces, test inputs only)."""
+checked on real GPU traces from other projects (tests/data/reference-traces, test inputs only)."""
 
 from __future__ import annotations
 
@@ -13,17 +13,10 @@ import pytest
 from generators.derive import run_query
 from generators.queries import load_query
 from generators.tp import open_trace
+from tests.reference_traces import A100_ADD, A100_TRITON, H100_BERT, MI300X
 
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference-traces"
-A100_ADD = REFERENCE / "a100-simple-add.json.gz"
-A100_TRITON = REFERENCE / "a100-triton-compiled.json.gz"
-H100_BERT = REFERENCE / "h100-bert-small-inference.json.gz"
-MI300X = REFERENCE / "mi300x-compiled-triton.json.gz"
 GPU_TRACES = (A100_ADD, A100_TRITON, H100_BERT, MI300X)
 
-pytestmark = pytest.mark.skipif(
-    not all(p.exists() for p in GPU_TRACES), reason="reference GPU traces not present"
-)
 
 FUNCS = ("family", "work", "arch", "dtype", "mma", "tile", "layout", "fused_ops", "index")
 

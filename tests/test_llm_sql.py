@@ -3,7 +3,7 @@
 The guide has no CUDA capture of the ``llm`` step yet, so the window macros of
 ``generators/sql/llm.sql`` (kernels per window, launches, GPU busy time and gaps, the attention
 backend and kernel, the bytes a linear layer reads) run here on the reference traces in
-``../shared/reference-traces/`` (test inputs only, never shown as this project's measurements).
+``tests/data/reference-traces/`` (test inputs only, never shown as this project's measurements).
 """
 
 from __future__ import annotations
@@ -13,12 +13,7 @@ from pathlib import Path
 import pytest
 
 from generators.tp import open_trace
-
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference-traces"
-H100_BERT = REFERENCE / "h100-bert-small-inference.json.gz"
-A100_ADD = REFERENCE / "a100-simple-add.json.gz"
-A100_TRITON = REFERENCE / "a100-triton-compiled.json.gz"
-
+from tests.reference_traces import A100_ADD, A100_TRITON, H100_BERT
 
 INCLUDE = "INCLUDE PERFETTO MODULE guide.llm;\n"
 

@@ -10,12 +10,12 @@ from pathlib import Path
 from generators.derive import run_query
 from generators.queries import load_query
 from generators.tp import open_trace
+from tests.reference_traces import A100_ADD, A100_TRITON, H100_BERT, MI300X, V100
 
 REPO = Path(__file__).resolve().parents[1]
-REF = REPO.parent / "shared" / "reference-traces"
-H100 = REF / "h100-bert-small-inference.json.gz"
-A100 = REF / "a100-simple-add.json.gz"
-TRITON = REF / "a100-triton-compiled.json.gz"
+H100 = H100_BERT
+A100 = A100_ADD
+TRITON = A100_TRITON
 
 
 def _rows(path: Path, name: str) -> list[dict[str, object]]:
@@ -121,20 +121,20 @@ def test_lanes_and_overhead_on_gpu_trace() -> None:
 
 
 def test_compiled_counts_memcpy_on_gpu_trace() -> None:
-    c = _rows(REF / "v100-resnet-train.json.gz", "matmul_add_compiled")[0]
+    c = _rows(V100, "matmul_add_compiled")[0]
     assert c["memcpy_calls"] > 0  # type: ignore[operator]
     assert c["kernels"] > 0  # type: ignore[operator]
     # GPU work started from inside aten::copy_: counted with its name.
     assert c["copy_gpu_work"] > 0  # type: ignore[operator]
     assert c["copy_gpu_name"]
     assert c["gemm_self_ns_per_step"] > 0  # type: ignore[operator]
-    mi = _rows(REF / "mi300x-compiled-triton.json.gz", "matmul_add_compiled")[0]
+    mi = _rows(MI300X, "matmul_add_compiled")[0]
     assert mi["steps"] == 0 and mi["graph_calls"] == 0  # no ProfilerStep: nothing counted
 
 
 def test_label_gaps_on_gpu_trace_with_several_labels() -> None:
     """One row per label, even where a step holds several; the numbers stay consistent."""
-    rows = _rows(REF / "v100-resnet-train.json.gz", "matmul_add_label_gaps")
+    rows = _rows(V100, "matmul_add_label_gaps")
     assert len(rows) > len({r["step"] for r in rows})
     for r in rows:
         label, self_ns = int(r["label_ns"]), int(r["label_self_ns"])  # type: ignore[arg-type]

@@ -21,11 +21,11 @@ from generators.queries import load_query
 from generators.steps import STEPS
 from generators.store import CAPTURE_FILE, KEY_AVERAGES_FILE, MANIFEST_FILE
 from generators.trace_json import load_events
+from tests.reference_traces import A100_ADD
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
 ARTIFACTS = REPO / "artifacts"
-REFERENCE_TRACES = REPO.parent / "shared" / "reference-traces"
 
 
 def load_hook():
@@ -205,7 +205,7 @@ def test_placeholder_syntax_errors_are_named() -> None:
 
 @pytest.fixture(scope="module")
 def kernel_names() -> list[str]:
-    events = load_events(REFERENCE_TRACES / "a100-simple-add.json.gz")
+    events = load_events(A100_ADD)
     names = sorted({e["name"] for e in events if e.get("cat") == "kernel"})
     tricky = [n for n in names if "<" in n and "&" not in n] + [
         "void (anonymous namespace)::softmax_warp_forward<float, float, float, 10, false>(float*)",

@@ -38,7 +38,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
-REFERENCE = (REPO / ".." / "shared" / "reference-traces").resolve()
+REFERENCE = REPO / "tests" / "data" / "reference-traces"
 OURS_PY = REPO / ".venv" / "bin" / "python"
 HTA_PY = REPO / ".venv-bench" / "bin" / "python"
 SYNTH_DIR = Path(tempfile.gettempdir()) / "profiling-guide-bench"

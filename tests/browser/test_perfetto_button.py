@@ -23,6 +23,7 @@ from tests.browser.perfetto_ui import (
     TRACE_READY_JS,
     VISIBLE_WINDOW_JS,
 )
+from tests.reference_traces import A100_ADD
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, BrowserContext, Page, Route
@@ -35,7 +36,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 HARNESS = REPO_ROOT / "tests" / "data" / "browser" / "harness.html"
 SCRIPT = REPO_ROOT / "docs" / "javascripts" / "perfetto.js"
 STYLESHEET = REPO_ROOT / "docs" / "stylesheets" / "perfetto.css"
-REFERENCE_TRACE = REPO_ROOT.parent / "shared" / "reference-traces" / "a100-simple-add.json.gz"
+REFERENCE_TRACE = A100_ADD
 RESULTS = REPO_ROOT / "test-results"
 
 TRACE_NAME = "a100-simple-add.trace.json.gz"

@@ -1,0 +1,18 @@
+"""The real GPU traces from other public projects that the tests read (test inputs only).
+
+They live in ``tests/data/reference-traces/`` with their provenance and licences (see the README
+there): a clone of this repository needs nothing beside it. Never shown as this project's
+measurements.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+REFERENCE_TRACES = Path(__file__).resolve().parent / "data" / "reference-traces"
+
+A100_ADD = REFERENCE_TRACES / "a100-simple-add.json.gz"
+A100_TRITON = REFERENCE_TRACES / "a100-triton-compiled.json.gz"
+H100_BERT = REFERENCE_TRACES / "h100-bert-small-inference.json.gz"
+MI300X = REFERENCE_TRACES / "mi300x-compiled-triton.json.gz"
+V100 = REFERENCE_TRACES / "v100-resnet-train.json.gz"
