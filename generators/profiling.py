@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import gzip
+import importlib.metadata
 import os
 import platform
 import shutil
@@ -140,7 +141,32 @@ def environment(device: torch.device) -> dict[str, object]:
             nvidia_driver=_nvidia_driver(),
             cudnn=torch.backends.cudnn.version(),
         )
+    env["libraries"] = library_versions()
     return env
+
+
+#: Installed packages whose version can change what a trace shows (kernel choice, fusion, the
+#: model's code); recorded when present so that a page can name them.
+LIBRARIES = (
+    "transformers",
+    "triton",
+    "liger-kernel",
+    "nvidia-cublas",
+    "nvidia-cublas-cu12",
+    "nvidia-cublas-cu13",
+    "nvidia-cudnn-cu12",
+    "nvidia-cudnn-cu13",
+)
+
+
+def library_versions() -> dict[str, str]:
+    versions = {}
+    for name in LIBRARIES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return versions
 
 
 def profile_steps(

@@ -277,5 +277,69 @@ def test_kernel_names_render_as_text_in_buttons() -> None:
         "",
     )
     ds = hook.DeviceSet.load("cpu")
-    out = renderer._perfetto(call, ds, [])
+    out = renderer._perfetto(call, ds, [ds.file("matmul_add", "small_cold", "trace.json.gz")])
     assert "&lt;4, F&lt;float&gt;, (anonymous namespace)::x&gt; &amp; more</button>" in out
+
+
+def test_every_table_shows_the_sql_behind_it(site: Path) -> None:
+    """Under each table: its query file and the module objects it uses, as they are on disk."""
+    from generators.sql_sources import objects_used
+
+    checked = 0
+    for rel, call in all_calls():
+        if call.func != "table":
+            continue
+        html_page = (site / rel.removesuffix(".md") / "index.html").read_text()
+        query = load_query(str(call.args[2]))
+        assert f"The SQL behind this: <code>{query.path.name}</code>" in html_page, (rel, call)
+        text = html.unescape(re.sub(r"<[^>]+>", "", html_page))
+        for obj in objects_used(query.sql):
+            assert f"{obj.module} · {obj.name}" in text, (rel, query.name, obj.name)
+        checked += 1
+    assert checked > 20
+
+
+def test_sql_objects_are_found_with_their_dependencies() -> None:
+    from generators.sql_sources import catalog, objects_used
+
+    names = [o.name for o in objects_used(load_query("matmul_add_overhead").sql)]
+    # The query names guide_launch_gemm; that view reads guide_kineto_slice, which must come first.
+    assert "guide_launch_gemm" in names and "guide_kineto_slice" in names
+    assert names.index("guide_kineto_slice") < names.index("guide_launch_gemm")
+    assert len(names) == len(set(names))
+    for obj in catalog().values():
+        assert obj.text.startswith("--"), f"{obj.name}: no doc comment above its definition"
+        assert f" {obj.name}" in obj.text.splitlines()[-1] or obj.name in obj.text
+
+
+def test_tables_and_code_stay_out_of_the_search_index(site: Path) -> None:
+    index = json.loads((site / "search" / "search_index.json").read_text())
+    text = " ".join(d["text"] for d in index["docs"] if not d["location"].startswith("notebooks"))
+    assert "-- output: table" not in text, "the SQL under a table reached the search index"
+    assert "Self CPU %" not in text, "a profiler table reached the search index"
+    # A cell only a generated table holds (the ops table's column of Kineto categories).
+    assert "ProfilerStep#2 user_annotation" not in text, "a generated table reached the search index"
+
+
+def test_every_perfetto_button_has_a_download_link(site: Path) -> None:
+    page = (site / "part-1" / "01-first-trace" / "index.html").read_text()
+    buttons = re.findall(r'<div class="pg-perfetto".*?</div>', page, re.S)
+    assert buttons
+    for block in buttons:
+        src = re.search(r'data-trace-src="([^"]+)"', block)[1]  # type: ignore[index]
+        assert re.search(
+            rf'<a class="pg-perfetto__download" href="{re.escape(src)}" download=', block
+        )
+
+
+def test_provenance_box_names_each_environment_once(site: Path) -> None:
+    page = (site / "part-1" / "01-first-trace" / "index.html").read_text()
+    box = page[page.index("Where these numbers come from") :][:4000]
+    assert box.count("torch ") >= 1
+    assert "Every trace on this page" in box
+    assert hook._cudnn_version(91900) == "9.19.0" and hook._cudnn_version(8906) == "8.9.6"
+
+
+def test_abbreviations_are_explained_on_pages(site: Path) -> None:
+    page = (site / "glossary" / "index.html").read_text()
+    assert '<abbr title="Streaming multiprocessor' in page

@@ -36,7 +36,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 if str(REPO_ROOT) not in sys.path:  # the hook imports the project's own formatting and queries
     sys.path.insert(0, str(REPO_ROOT))
 
-from generators.queries import load_query  # noqa: E402
+from generators.queries import Query, load_query  # noqa: E402
+from generators.sql_sources import objects_used  # noqa: E402
 from generators.units import format_value  # noqa: E402
 
 log = logging.getLogger("mkdocs.hooks.artifacts")
@@ -205,16 +206,63 @@ class Renderer:
             f"`{command}`.\n"
         )
 
+    def source_link(self, path: Path) -> str:
+        """The file's path, linked to the repository when ``repo_url`` is set."""
+        rel = path.relative_to(REPO_ROOT).as_posix()
+        repo = (self.config.get("repo_url") or "").rstrip("/")
+        if not repo:
+            return f"`{rel}`"
+        branch = self.config["extra"].get("source_branch", "main")
+        return f"[`{rel}`]({repo}/blob/{branch}/{rel})"
+
+    def sql_block(self, query: Query) -> str:
+        """A folded block with the query and every module object it uses, read from the files."""
+        objects = objects_used(query.sql)
+        used = (
+            f" and {len(objects)} module object{'s' if len(objects) != 1 else ''}"
+            if objects
+            else ""
+        )
+        parts = [
+            f'??? abstract "The SQL behind this: `{query.path.name}`{used}"',
+            "",
+            f"    {self.source_link(query.path)}, run on the trace by `make derive`:",
+            "",
+            *_fenced(query.sql, "sql", indent="    "),
+        ]
+        if objects:
+            parts += [
+                "",
+                "    The `guide.*` module objects it relies on, each before its first use:",
+            ]
+            for obj in objects:
+                parts += [
+                    "",
+                    *_fenced(
+                        obj.text,
+                        "sql",
+                        indent="    ",
+                        title=f"{obj.module} · {obj.name} ({obj.path.relative_to(REPO_ROOT)})",
+                    ),
+                ]
+        return "\n".join(parts) + "\n"
+
     def _table(self, call: Call, ds: DeviceSet, paths: list[Path]) -> str:
         md_path, csv_path = paths
-        question = load_query(str(call.args[2])).question
+        query = load_query(str(call.args[2]))
         csv_url = self.url(ds.device, f"{call.step}/{call.variant}/{csv_path.name}")
         caption = (
-            f'<p class="pg-caption">{html.escape(question)} '
+            f'<p class="pg-caption">{html.escape(query.question)} '
             f'<span class="pg-source">{DEVICE_LABEL[ds.device]} · '
             f'<a href="{html.escape(csv_url)}">CSV</a></span></p>'
         )
-        return f"\n{caption}\n\n{md_path.read_text().rstrip()}\n"
+        # Tables and their SQL stay out of the search index: their text is kernel names and code.
+        # A <section>, not a <div>: Material's search stops excluding at the first closing tag of
+        # the same name, and the code blocks inside are divs.
+        return (
+            f'\n<section class="pg-table" data-search-exclude="" markdown>\n{caption}\n\n'
+            f"{md_path.read_text().rstrip()}\n\n{self.sql_block(query)}\n</section>\n"
+        )
 
     def _value(self, call: Call, ds: DeviceSet, paths: list[Path]) -> str:
         key = str(call.args[2])
@@ -224,7 +272,11 @@ class Renderer:
             known = ", ".join(f"{q}.{c}" for q, cols in values.items() for c in cols)
             raise PlaceholderError(f"no value {key!r} (known: {known})")
         text = format_value(values[query][column], column)
-        title = html.escape(f"{key} ({DEVICE_LABEL[ds.device]})")
+        if query == "capture":  # measured by the workload outside the profiler
+            source = f"the capture record ({call.step}/{call.variant}/capture.json)"
+        else:
+            source = load_query(query).path.relative_to(REPO_ROOT).as_posix()
+        title = html.escape(f"{key} ({DEVICE_LABEL[ds.device]}), from {source}")
         return f'<span class="pg-value" title="{title}">{html.escape(text)}</span>'
 
     def _figure(self, call: Call, ds: DeviceSet, paths: list[Path]) -> str:
@@ -245,9 +297,12 @@ class Renderer:
 
     def _profiler_table(self, call: Call, ds: DeviceSet, paths: list[Path]) -> str:
         text = paths[0].read_text().rstrip("\n")
-        fence = "```"
         title = f"key_averages().table() — {DEVICE_LABEL[ds.device]}"
-        return f'\n{fence}text title="{title}"\n{text}\n{fence}\n'
+        block = "\n".join(_fenced(text, "text", title=title))
+        return (
+            '\n<section class="pg-profiler-table" data-search-exclude="" markdown>\n'
+            f"{block}\n</section>\n"
+        )
 
     def _perfetto(self, call: Call, ds: DeviceSet, paths: list[Path]) -> str:
         rel = f"{call.step}/{call.variant}/trace.json.gz"
@@ -286,63 +341,101 @@ class Renderer:
             )
         rendered = " ".join(f'{k}="{html.escape(str(v))}"' for k, v in attrs.items())
         label = call.kwargs.get("label", "Open in Perfetto")
+        size = format_value(paths[0].stat().st_size, "trace_bytes")
+        download = (
+            f'\n  <a class="pg-perfetto__download" href="{html.escape(attrs["data-trace-src"])}" '
+            f'download="{html.escape(attrs["data-file-name"])}">download the trace ({size})</a>'
+        )
         return (
             f'\n<div class="pg-perfetto" {rendered}>\n'
             '  <button type="button" class="md-button md-button--primary pg-perfetto__open">'
-            f"{html.escape(str(label))}</button>{link}\n"
+            f"{html.escape(str(label))}</button>{link}{download}\n"
             '  <p class="pg-perfetto__status" role="status" hidden></p>\n</div>\n'
         )
 
     # -- provenance ---------------------------------------------------------------------------
     def provenance(self) -> str:
-        """The "measured on" box: hardware and versions of every capture the page shows."""
+        """The "measured on" box: one line per distinct environment, every trace on demand."""
         if not self.state.used:
             return ""
-        lines = []
+        groups: dict[str, list[str]] = {}
         for device, step, variant in self.state.used:
-            ds = self.sets[device]
-            info = ds.manifest["variants"][step][variant]
+            info = self.sets[device].manifest["variants"][step][variant]
             env = info.get("environment") or {}
-            if device == "cuda":
-                hardware = (
-                    f"{env.get('gpu')} (driver {env.get('nvidia_driver')}, "
-                    f"CUDA {env.get('cuda_runtime')})"
-                )
-            else:
-                threads = env.get("cpu_threads")
-                hardware = (
-                    f"{env.get('cpu_model')} CPU, {threads} "
-                    f"{'thread' if threads == 1 else 'threads'}, no GPU"
-                )
-            lines.append(
-                f"    - `{step}/{variant}` ({DEVICE_LABEL[device]}): {hardware}; "
-                f"torch {env.get('torch')}, Python {env.get('python')}; "
-                f"captured {str(info.get('captured_at', ''))[:10]}"
+            groups.setdefault(_environment_line(device, env), []).append(
+                f"`{step}/{variant}` ({DEVICE_LABEL[device]}), captured "
+                f"{str(info.get('captured_at', ''))[:10]}"
             )
         engines = set()
         for device, *_ in self.state.used:
             tp = self.sets[device].manifest["trace_processor"]
             build = "WebAssembly build" if tp.get("engine") == "wasm-node" else "native build"
             engines.add(f"{tp.get('version')}, {build}")
+        count = len(self.state.used)
+        lines = [
+            f"    Every number, table and figure on this page is computed from "
+            f"{count} trace{'s' if count != 1 else ''} by Perfetto's trace processor "
+            f"({', '.join(sorted(engines))}), captured on:",
+            "",
+        ]
+        for line, traces in groups.items():
+            lines.append(f"    - {line} ({len(traces)} trace{'s' if len(traces) != 1 else ''})")
+        lines += ["", '    ??? note "Every trace on this page"', ""]
+        lines += [f"        - {trace}" for traces in groups.values() for trace in traces]
         kind = "info"
-        title = "Where these numbers come from"
-        note = ""
         if any(d == "cpu" for d, *_ in self.state.used):
             kind = "note"
-            note = (
-                "\n\n    The guide has no CUDA capture of these steps yet, so this page shows "
-                "traces captured on a CPU: they have no GPU lanes, kernels or launches, and the "
-                "sections about those say so. `make artifacts DEVICE=cuda` on a machine with an "
-                "NVIDIA GPU adds them."
-            )
-        return (
-            f'!!! {kind} "{title}"\n\n'
-            "    Every number, table and figure on this page is computed from these traces "
-            f"(Perfetto trace processor {', '.join(sorted(engines))}):\n\n"
-            + "\n".join(lines)
-            + note
-            + "\n"
+            lines += [
+                "",
+                "    The guide has no CUDA capture of some of these steps yet, so this page also "
+                "shows traces captured on a CPU: they have no GPU lanes, kernels or launches, and "
+                "the sections about those say so. `make artifacts DEVICE=cuda` on a machine with "
+                "an NVIDIA GPU adds them.",
+            ]
+        return f'!!! {kind} "Where these numbers come from"\n\n' + "\n".join(lines) + "\n"
+
+
+def _cudnn_version(number: object) -> str:
+    """cuDNN's integer version as its release name: 91900 -> 9.19.0, 8906 -> 8.9.6."""
+    if not isinstance(number, int):
+        return str(number)
+    if number >= 90000:
+        return f"{number // 10000}.{number % 10000 // 100}.{number % 100}"
+    return f"{number // 1000}.{number % 1000 // 100}.{number % 100}"
+
+
+def _environment_line(device: str, env: dict) -> str:
+    """Hardware and software versions of one capture, as one line of the provenance box."""
+    libraries = env.get("libraries") or {}
+    if device == "cuda":
+        hardware = (
+            f"**{env.get('gpu')}** (driver {env.get('nvidia_driver')}, "
+            f"CUDA {env.get('cuda_runtime')}, cuDNN {_cudnn_version(env.get('cudnn'))})"
         )
+    else:
+        threads = env.get("cpu_threads")
+        hardware = (
+            f"**{env.get('cpu_model')} CPU**, {threads} "
+            f"{'thread' if threads == 1 else 'threads'}, no GPU"
+        )
+    software = f"torch {env.get('torch')}, Python {env.get('python')}"
+    if libraries:
+        software += ", " + ", ".join(f"{name} {version}" for name, version in libraries.items())
+    elif device == "cuda":
+        software += " (other library versions were not recorded by this capture)"
+    return f"{hardware}; {software}"
+
+
+def _fenced(text: str, lang: str, indent: str = "", title: str = "") -> list[str]:
+    """A fenced code block whose fence is longer than any backtick run inside ``text``."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    head = f"{fence}{lang}" + (f' title="{title}"' if title else "")
+    return [
+        indent + head,
+        *(indent + line if line else "" for line in text.splitlines()),
+        indent + fence,
+    ]
 
 
 def _load_sets() -> dict[str, DeviceSet]:
