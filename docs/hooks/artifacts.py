@@ -327,6 +327,8 @@ class Renderer:
                 ) from exc
             attrs["data-time-start"] = repr(float(start))
             attrs["data-time-end"] = repr(float(end))
+            attrs["data-vis-start"] = str(round(start * 1e9))
+            attrs["data-vis-end"] = str(round(end * 1e9))
         origin = attrs["data-perfetto-origin"].rstrip("/")
         link = ""
         site_url = (self.config.get("site_url") or "").rstrip("/")

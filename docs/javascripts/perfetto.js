@@ -5,7 +5,8 @@
  *
  *   <div class="pg-perfetto" data-trace-src="..." data-title="..." data-file-name="..."
  *        data-perfetto-origin="https://ui.perfetto.dev"
- *        data-time-start="..." data-time-end="...">          (focus window, optional)
+ *        data-time-start="..." data-time-end="..."             (focus window in seconds,
+ *        data-vis-start="..." data-vis-end="...">               and in trace ns; optional)
  *     <button type="button" class="pg-perfetto__open">Open in Perfetto</button>
  *     <a class="pg-perfetto__link" ...>open by URL</a>          (optional)
  *     <p class="pg-perfetto__status" role="status" hidden></p>
@@ -13,8 +14,13 @@
  *
  * A click opens the Perfetto UI in a new window (synchronously, so pop-up blockers
  * see the user gesture), fetches the trace from this site, waits until the UI
- * answers PING with PONG, then hands the trace over with postMessage and, if the
- * widget has a focus window, asks the UI to zoom to it.
+ * answers PING with PONG, then hands the trace over with postMessage.
+ *
+ * The focus window travels in the UI's URL (`visStart`/`visEnd`, absolute trace
+ * nanoseconds), which the UI applies once the trace is ready, however long a large
+ * trace takes to load; the postMessage zoom is sent too, for UIs without it. The
+ * URL also carries startup commands that expand every track group, so the GPU
+ * streams are visible without hunting for them.
  *
  * Clicks are handled by one listener on the document, so widgets that appear
  * later (MkDocs Material instant navigation swaps the page content) work too.
@@ -31,6 +37,9 @@
   var DEFAULT_ORIGIN = "https://ui.perfetto.dev";
   var PING_INTERVAL_MS = 50;
   var PING_TIMEOUT_MS = 20000;
+  /** Perfetto's stable automation commands, run once the trace has loaded. */
+  var STARTUP_COMMANDS = [{ id: "dev.perfetto.ExpandTracksByRegex", args: [".*"] }];
+  var NANOSECONDS = /^[0-9]{1,19}$/;
 
   /** In-flight hand-over per widget, so a second click replaces the first. */
   var sessions = new WeakMap();
@@ -119,6 +128,13 @@
     if (isFinite(start) && isFinite(end) && end > start) {
       focus = { timeStart: start, timeEnd: end };
     }
+    // Integers as text: nanoseconds since the epoch do not fit a double exactly.
+    var visStart = widget.getAttribute("data-vis-start") || "";
+    var visEnd = widget.getAttribute("data-vis-end") || "";
+    var window_ = null;
+    if (NANOSECONDS.test(visStart) && NANOSECONDS.test(visEnd)) {
+      window_ = { start: visStart, end: visEnd };
+    }
 
     return {
       traceUrl: traceUrl.href,
@@ -126,7 +142,18 @@
       title: widget.getAttribute("data-title") || fileName,
       origin: originUrl.origin,
       focus: focus,
+      visible: window_,
     };
+  }
+
+  /** The address the Perfetto window opens: the viewer, the focus window, the commands. */
+  function viewerUrl(config) {
+    var args = [];
+    if (config.visible) {
+      args.push("visStart=" + config.visible.start, "visEnd=" + config.visible.end);
+    }
+    args.push("startupCommands=" + encodeURIComponent(JSON.stringify(STARTUP_COMMANDS)));
+    return config.origin + "/#!/viewer?" + args.join("&");
   }
 
   // ---------------------------------------------------------------- steps
@@ -279,7 +306,7 @@
     }
 
     // Must happen synchronously inside the click handler.
-    var win = window.open(config.origin + "/#!/viewer", "_blank");
+    var win = window.open(viewerUrl(config), "_blank");
     if (!win) {
       explainBlocked(widget);
       return;
