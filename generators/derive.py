@@ -14,11 +14,9 @@ then the set's ``MANIFEST.json``. Everything is written inside the staging copy 
 from __future__ import annotations
 
 import csv
-import html
 import io
 import logging
 import os
-import re
 import shutil
 import sys
 from dataclasses import dataclass
@@ -43,6 +41,7 @@ from generators.store import (
     sha256_file,
     source_hashes,
 )
+from generators.table_cells import cell_html
 from generators.tp import ENV_BIN, ENV_ENGINE, engine_description, open_trace
 from generators.units import format_value
 
@@ -84,13 +83,8 @@ def to_csv(rows: Rows) -> str:
     return buffer.getvalue()
 
 
-_MARKDOWN_SPECIALS = re.compile(r"([\\`*_\[\]~])")
-
-
-def _md_cell(text: str) -> str:
-    """Kernel names carry <, >, &, |, * and _: keep every one of them literal text."""
-    text = _MARKDOWN_SPECIALS.sub(r"\\\1", text)  # no emphasis, code spans or links
-    return html.escape(text, quote=False).replace("|", "&#124;").replace("\n", " ")
+#: What a table shows when its query found nothing in the trace.
+NO_ROWS = "The query found no rows in this trace."
 
 
 def to_markdown(rows: Rows, query: Query) -> str:
@@ -99,15 +93,16 @@ def to_markdown(rows: Rows, query: Query) -> str:
     numeric = [
         all(isinstance(r[c], int | float) or r[c] is None for r in rows.rows) for c in rows.columns
     ]
+    if not rows.rows:
+        # A sentence, not a row of dashes: the page says plainly that nothing matched.
+        return f"*{NO_ROWS}*\n"
     lines = [
-        "| " + " | ".join(_md_cell(t) for t in titles) + " |",
+        "| " + " | ".join(cell_html(t) for t in titles) + " |",
         "| " + " | ".join("---:" if n else "---" for n in numeric) + " |",
     ]
     for row in rows.rows:
-        cells = [_md_cell(format_value(row[c], c)) for c in rows.columns]
+        cells = [cell_html(format_value(row[c], c)) for c in rows.columns]
         lines.append("| " + " | ".join(cells) + " |")
-    if not rows.rows:
-        lines.append("| " + " | ".join("–" for _ in rows.columns) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -127,7 +122,10 @@ def derive_engine() -> str | None:
 def derive_sources(step: Step) -> list[Path]:
     """The files whose content decides the derived artifacts of ``step``."""
     gen = REPO_ROOT / "generators"
-    paths = [gen / name for name in ("derive.py", "units.py", "store.py", "queries/__init__.py")]
+    paths = [
+        gen / name
+        for name in ("derive.py", "units.py", "table_cells.py", "store.py", "queries/__init__.py")
+    ]
     paths += sorted(SQL_MODULES.glob("*.sql"))
     paths += [load_query(q).path for q in _queries_of(step)]
     # Figure modules import one another (and the package's style): hash them all.
@@ -193,6 +191,11 @@ def derive_variant(step: Step, variant_dir: Path, device: str) -> list[Path]:
     wall_clock = capture.get("settings", {}).get("wall_clock")
     if isinstance(wall_clock, dict):
         values["capture"] = {k: v for k, v in sorted(wall_clock.items()) if not isinstance(v, dict)}
+    # The workload's own settings (sizes, dtype, model shape), so pages describe a workload from
+    # the record of the run they show instead of retyping it.
+    settings = capture_settings(capture)
+    if values and settings:
+        values["settings"] = settings
     if values:
         path = variant_dir / VALUES_FILE
         atomic_write_text(path, dump_json(values))
@@ -212,6 +215,28 @@ def derive_variant(step: Step, variant_dir: Path, device: str) -> list[Path]:
         atomic_write_bytes(path, svg)
         written.append(path)
     return written
+
+
+def capture_settings(capture: dict[str, object]) -> dict[str, object]:
+    """The capture record's scalar settings, one level of nesting flattened (``model`` ->
+    ``model_hidden_size``), wall-clock timings left to ``capture``. Lists are left out: a
+    placeholder shows one value."""
+    raw = capture.get("settings")
+    out: dict[str, object] = {}
+    if not isinstance(raw, dict):
+        return out
+    for key, value in raw.items():
+        if key == "wall_clock":
+            continue
+        if isinstance(value, dict):
+            out.update(
+                (f"{key}_{k}", v)
+                for k, v in value.items()
+                if isinstance(v, str | int | float | bool) or v is None
+            )
+        elif isinstance(value, str | int | float | bool) or value is None:
+            out[key] = value
+    return dict(sorted(out.items()))
 
 
 def _clean_derived(variant_dir: Path) -> None:
@@ -300,12 +325,16 @@ def build_manifest(stage: Path, device: str, jobs: list[tuple[Step, Path]]) -> d
                 if path.name in CAPTURED_FILES
                 else derived_sources,
             }
-    # Say plainly what this set cannot hold: variants that only run on an NVIDIA GPU.
-    not_here = sorted(f"{s.slug}/{v.name}" for s in STEPS for v in s.variants if v.needs_cuda)
+    # Say plainly what this set lacks: every registered variant this device can run that has no
+    # capture here, and every CUDA-only variant not captured (all of them on a CPU set).
+    captured = {f"{step.slug}/{variant_dir.name}" for step, variant_dir in jobs}
+    not_captured = sorted(f"{s.slug}/{v.name}" for s in STEPS for v in s.variants_for(device))
+    needs_cuda = sorted(f"{s.slug}/{v.name}" for s in STEPS for v in s.variants if v.needs_cuda)
     return {
         "note": MANIFEST_NOTE,
         "device_set": device,
-        "needs_cuda_not_captured": not_here if device != "cuda" else [],
+        "not_captured": [name for name in not_captured if name not in captured],
+        "needs_cuda_not_captured": [name for name in needs_cuda if name not in captured],
         "trace_processor": engine_description(engine=derive_engine()),
         "variants": variants,
         "files": files,

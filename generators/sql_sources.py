@@ -49,9 +49,7 @@ def parse_module(path: Path, root: Path = SQL_DIR) -> list[ModuleObject]:
         end = starts[n + 1][0] if n + 1 < len(starts) else len(lines)
         text = "\n".join(lines[first:end]).strip()
         objects.append(
-            ModuleObject(
-                _module_name(path, root), match["name"], match["kind"].upper(), path, text
-            )
+            ModuleObject(_module_name(path, root), match["name"], match["kind"].upper(), path, text)
         )
     return objects
 

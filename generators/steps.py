@@ -131,6 +131,7 @@ register(
                     "matmul_add_chain",
                     "matmul_add_lanes",
                     "matmul_add_label_gaps",
+                    "matmul_add_first_step",
                 ),
             ),
             Variant(
@@ -161,7 +162,7 @@ register(
                 description="4096 x 4096 fp32 on a GPU: the same GEMM without bf16 tensor cores",
                 args=("--dtype", "fp32", "--size", "4096"),
                 cpu_args=None,
-                queries=("matmul_add_settings", "matmul_add_gemm_kernels"),
+                queries=("matmul_add_settings", "matmul_add_gemm_kernels", "matmul_add_footprint"),
             ),
             Variant(
                 name="startup",
@@ -169,7 +170,12 @@ register(
                 args=("--dtype", "bf16", "--wait", "0", "--warmup-steps", "0", "--active", "20"),
                 cpu_args=_LARGE_CPU,
                 cuda_args=_LARGE_CUDA,
-                queries=("matmul_add_settings", "matmul_add_lanes"),
+                queries=(
+                    "matmul_add_settings",
+                    "matmul_add_lanes",
+                    "matmul_add_occupancy",
+                    "matmul_add_occupancy_calls",
+                ),
             ),
             Variant(
                 name="variance",
@@ -203,6 +209,15 @@ register(
                     "matmul_add_compiled",
                 ),
             ),
+            Variant(
+                name="compiled_bias2d",
+                description="the compiled variant with a 4096 x 4096 bias matrix, as the reference "
+                "series used: does addmm copy the bias into the output first (a Memcpy DtoD on "
+                "the GPU)?",
+                args=("--dtype", "bf16", "--compile", "--warmup", "2", "--bias2d", *_LARGE_CUDA),
+                cpu_args=None,
+                queries=("matmul_add_settings", "matmul_add_compiled"),
+            ),
         ),
         queries=(
             "ops",
@@ -220,6 +235,8 @@ register(
             "matmul_add_footprint",
             "matmul_add_sync",
             "matmul_add_gemm_kernels",
+            "matmul_add_first_step",
+            "matmul_add_occupancy_calls",
         ),
         figures=(
             Figure(
@@ -346,6 +363,7 @@ register(
                     "attention_ops",
                     "attention_copies",
                     "attention_kernels",
+                    "attention_traffic",
                 ),
             ),
             Variant(
@@ -401,7 +419,12 @@ register(
                     "--sweep-impls",
                     "naive_inplace,sdpa_math,sdpa_efficient,sdpa_flash,sdpa_cudnn",
                 ),
-                queries=("step_summary", "attention_sweep"),
+                queries=(
+                    "step_summary",
+                    "attention_sweep",
+                    "attention_sweep_launches",
+                    "attention_sweep_notes",
+                ),
             ),
         ),
         queries=(
@@ -411,7 +434,10 @@ register(
             "attention_ops",
             "attention_copies",
             "attention_kernels",
+            "attention_traffic",
             "attention_sweep",
+            "attention_sweep_launches",
+            "attention_sweep_notes",
         ),
         figures=(
             Figure(name="timeline", data="timeline", variants=("naive",)),
@@ -446,6 +472,7 @@ register(
                 cpu_args=_LLM_CPU,
                 cuda_args=_LLM_CUDA,
                 queries=("llm_phases", "llm_decode", "llm_attention", "llm_peaks"),
+                cuda_queries=("llm_decode_kernels",),
             ),
             Variant(
                 name="eager_b8",
@@ -484,6 +511,7 @@ register(
             "llm_layers",
             "llm_attention",
             "llm_peaks",
+            "llm_decode_kernels",
         ),
         figures=(
             Figure(

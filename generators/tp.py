@@ -415,6 +415,57 @@ def _validate_loaded(tp: GuideTraceProcessor, path: Path, allow_empty: bool) -> 
         )
 
 
+#: The session table holding the trace's ``deviceProperties`` (see ``_define_trace_devices``).
+TRACE_DEVICE_TABLE = "guide_trace_device"
+
+
+def _sql_text(value: object, limit: int = 256) -> str:
+    """A trace's text as a SQL string literal: quotes doubled, NULs dropped, length capped."""
+    if not isinstance(value, str):
+        return "NULL"
+    text = value.replace("\x00", "")[:limit]
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _sql_int(value: object) -> str:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return "NULL"
+    return str(value)
+
+
+def _define_trace_devices(tp: TraceProcessor, path: Path) -> None:
+    """Create ``guide_trace_device``: the GPUs the trace's ``deviceProperties`` lists.
+
+    Perfetto's JSON importer does not import that block, yet SQL needs the GPU's name to look up
+    its peaks (``guide.hardware``). It is read from the trace itself, never from a side file, so
+    every opened trace (derive, tests, the command line) gets the same table; a CPU-only trace
+    gets an empty one. Every value is the trace's: quoted as a literal, never spliced as SQL.
+    """
+    from generators import trace_json
+
+    rows = [
+        "SELECT {} AS device, {} AS name, {} AS memory_bytes, {} AS compute_major, "
+        "{} AS compute_minor, {} AS sms".format(
+            _sql_int(d.get("id")),
+            _sql_text(d.get("name")),
+            _sql_int(d.get("totalGlobalMem")),
+            _sql_int(d.get("computeMajor")),
+            _sql_int(d.get("computeMinor")),
+            _sql_int(d.get("numSms")),
+        )
+        for d in trace_json.device_properties(path)
+    ]
+    if not rows:
+        rows = [
+            "SELECT NULL AS device, NULL AS name, NULL AS memory_bytes, NULL AS compute_major, "
+            "NULL AS compute_minor, NULL AS sms WHERE FALSE"
+        ]
+    tp.query(
+        f"CREATE PERFETTO TABLE {TRACE_DEVICE_TABLE}(device LONG, name STRING, memory_bytes LONG, "
+        "compute_major LONG, compute_minor LONG, sms LONG) AS " + " UNION ALL ".join(rows)
+    )
+
+
 def _explain_fatal(msg: str) -> str:
     if "out of memory" in msg:
         return f"the trace is too large for the trace processor: {msg}"
@@ -476,6 +527,7 @@ def open_trace(
         except Exception as e:
             raise TraceOpenError(path, _load_error(e, eng)) from None
         _validate_loaded(tp, path, allow_empty)
+        _define_trace_devices(tp, path)
         yield tp
         ok = True
     finally:

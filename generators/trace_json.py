@@ -23,6 +23,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import zlib
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -64,6 +65,83 @@ def load_events(path: Path) -> list[Event]:
     if not isinstance(events, list):
         raise ValueError(f"{path}: traceEvents is not a list")
     return [e for e in events if isinstance(e, dict)]
+
+
+#: The header of a Kineto trace (everything before ``traceEvents``) fits well inside this; a
+#: trace that writes ``deviceProperties`` after its events is parsed whole, up to the cap below.
+_HEADER_BYTES = 1 << 20
+_WHOLE_PARSE_MAX_BYTES = 256 << 20
+
+
+def device_properties(path: Path) -> list[dict[str, Any]]:
+    """The GPUs a Kineto trace lists in its top-level ``deviceProperties`` (empty if none).
+
+    Perfetto's JSON importer does not import this block, so this is how SQL learns which GPU a
+    trace ran on (see ``generators.tp``). Kineto writes it before the events; the header is read
+    first and the whole document only when the block is not there. Never raises: a trace that
+    cannot be read this way has no devices here, and the trace processor reports what is wrong.
+    """
+    try:
+        with _open_inflated(Path(path)) as f:
+            head = f.read(_HEADER_BYTES)
+        found = _header_member(head.decode("utf-8", "replace"), "deviceProperties")
+        if found is None:
+            with _open_inflated(Path(path)) as f:
+                data = f.read(_WHOLE_PARSE_MAX_BYTES + 1)
+            # A CPU-only trace has no such block: say so without parsing its events.
+            if len(data) > _WHOLE_PARSE_MAX_BYTES or b'"deviceProperties"' not in data:
+                return []
+            doc = json.loads(data)
+            found = doc.get("deviceProperties") if isinstance(doc, dict) else None
+    except (OSError, EOFError, ValueError, zlib.error):
+        return []
+    if not isinstance(found, list):
+        return []
+    return [d for d in found if isinstance(d, dict)]
+
+
+def _open_inflated(path: Path) -> Any:
+    with path.open("rb") as f:
+        magic = f.read(2)
+    return gzip.open(path, "rb") if magic == GZIP_MAGIC else path.open("rb")
+
+
+def _header_member(text: str, key: str) -> Any:
+    """The value of top-level ``key`` if it comes before ``traceEvents`` in ``text``, else None.
+
+    Reads the object's members one by one from the start and stops at the event list, so that
+    the (large) events are never parsed here.
+    """
+    decoder = json.JSONDecoder()
+    i = _skip_ws(text, 0)
+    if not text.startswith("{", i):
+        return None
+    i += 1
+    while True:
+        i = _skip_ws(text, i)
+        try:
+            name, i = decoder.raw_decode(text, i)
+        except ValueError:
+            return None
+        i = _skip_ws(text, i)
+        if not isinstance(name, str) or not text.startswith(":", i) or name == "traceEvents":
+            return None
+        try:
+            value, i = decoder.raw_decode(text, _skip_ws(text, i + 1))
+        except ValueError:  # cut off by the header's end, or not JSON
+            return None
+        if name == key:
+            return value
+        i = _skip_ws(text, i)
+        if not text.startswith(",", i):
+            return None
+        i += 1
+
+
+def _skip_ws(text: str, i: int) -> int:
+    while i < len(text) and text[i] in " \t\r\n":
+        i += 1
+    return i
 
 
 def to_ns(value: Any) -> int:

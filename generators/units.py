@@ -2,8 +2,15 @@
 
 A column's unit is given by its name's suffix, so SQL stays the single source of both the number
 and its meaning: ``_ns`` (nanoseconds), ``_s`` (seconds), ``_bytes``, ``_pct`` (0-100),
-``_tflops`` (TFLOP/s), also before a ``_per_<thing>`` tail (``self_ns_per_step``). Anything
-else is a plain count or text.
+``_tflops`` (TFLOP/s), also before a ``_per_<thing>`` tail (``self_ns_per_step``), and
+``_bytes_per_s`` (a bandwidth). Anything else is a plain count or text.
+
+The suffix also says what values are possible, and tests/test_physics.py holds every derived
+number to it: a ``_pct`` is a share, 0 to 100 (a ratio that can exceed 100 is named for what it
+is, e.g. ``_over_`` or ``_x``, never ``_pct``); a duration (``_ns``, ``_s``) is never negative
+unless the name ends in ``_offset_ns`` / ``_offset_s`` (a signed distance between two moments);
+a rate (``_tflops``, ``_bytes_per_s``) is at most the capture GPU's peak, unless the name starts
+with ``peak_`` (a datasheet figure, not a measurement).
 """
 
 from __future__ import annotations
@@ -12,6 +19,10 @@ import math
 import re
 
 UNIT_SUFFIXES = ("_ns", "_s", "_bytes", "_pct", "_tflops")
+#: Durations that may be negative: the signed distance from one moment to another.
+SIGNED_SUFFIXES = ("_offset_ns", "_offset_s")
+#: A rate column named ``peak_...`` holds a datasheet peak, not something the trace measured.
+DATASHEET_PREFIX = "peak_"
 
 
 _PER = re.compile(r"_per_[a-z0-9_]+$")
@@ -28,6 +39,16 @@ def unit_of(column: str) -> str | None:
             if name.endswith(suffix):
                 return suffix[1:]
     return None
+
+
+def is_signed(column: str) -> bool:
+    """Whether a duration column may hold negative values (see ``SIGNED_SUFFIXES``)."""
+    return any(_PER.sub("", column).endswith(s) or column.endswith(s) for s in SIGNED_SUFFIXES)
+
+
+def is_datasheet(column: str) -> bool:
+    """Whether a rate column holds a datasheet peak rather than a measured rate."""
+    return column.startswith(DATASHEET_PREFIX)
 
 
 def _sig3(x: float) -> str:

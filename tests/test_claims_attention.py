@@ -348,12 +348,35 @@ def test_sweep_has_every_impl_at_every_length() -> None:
         assert impls >= set(FUSED)
 
 
-def test_sweep_flops_follow_the_formula() -> None:
-    """'4 x batch x heads x seq^2 x head_dim'."""
+def test_sweep_flops_follow_the_formulas() -> None:
+    """Full count '4 x batch x heads x seq^2 x head_dim'; causal count, the diagonal visible,
+    '2 x batch x heads x seq x (seq + 1) x head_dim, a little over half the full count'."""
     settings = capture_record(STEP, "sweep")["settings"]
+    b, h, d = settings["batch"], settings["heads"], settings["head_dim"]
     for row in sweep():
         s = int(row["seq"])
-        assert int(row["flops"]) == 4 * settings["batch"] * settings["heads"] * s * s * 64
+        assert int(row["flops"]) == 4 * b * h * s * s * d
+        assert int(row["causal_flops"]) == 2 * b * h * s * (s + 1) * d
+        assert 0.5 < int(row["causal_flops"]) / int(row["flops"]) < 0.51
+    for variant in CPU_VARIANTS:
+        b, h, s, d = shape(variant)
+        v = fwd(variant)
+        assert v["flops"] == 4 * b * h * s * s * d
+        assert v["causal_flops"] == 2 * b * h * s * (s + 1) * d
+
+
+def test_no_rate_divides_by_cpu_time() -> None:
+    """'All the rates in the sweep table divide by GPU kernel time, never by CPU time': no
+    FLOPs-over-CPU-time column or value anywhere, and on a CPU capture every rate is empty."""
+    assert not any("cpu_tflops" in k for k in sweep()[0])
+    for variant in (*CPU_VARIANTS, "sdpa_efficient", "sdpa_cudnn"):
+        device = shown_device(STEP, variant)
+        if device is None:
+            continue
+        v = fwd(variant)
+        assert "cpu_tflops" not in v
+        if device == "cpu":
+            assert v["gpu_tflops"] is None and v["causal_gpu_tflops"] is None
 
 
 # ---- CUDA-only claims ---------------------------------------------------------------------
@@ -492,34 +515,83 @@ def register_limit(row: dict[str, str]) -> float:
     return 100 * min(65536 // (per_warp * warps) * warps, 64) / 64
 
 
+def kineto_pct(row: dict[str, str]) -> int:
+    """Kineto's estimate as the table prints it: '13 %' -> 13."""
+    return int(row["reported_occupancy"].removesuffix(" %"))
+
+
 @needs_cuda("sdpa_flash")
 def test_flash_occupancy_is_limited_by_registers() -> None:
     """'The flash kernel uses the most registers a thread can have, 255: only two of its blocks
-    fit ..., an eighth of the SM's warps, and the profiler's estimate (rounded to a whole percent)
-    agrees. The efficient kernel uses about half as many registers per thread and reaches a
-    quarter'."""
+    fit ..., an eighth of the SM's warps, and Kineto's estimate ... agrees. The efficient kernel
+    uses about half as many registers per thread and reaches a quarter. Registers set the limit
+    for both'."""
     (flash,) = by_family("sdpa_flash", FUSED["sdpa_flash"])
     assert int(flash["registers_per_thread"]) == 255
-    assert float(flash["register_occupancy_pct"]) == register_limit(flash) == 100 / 8
-    reported = float(flash["reported_occupancy_pct"])
-    assert reported == round(reported) and abs(reported - 100 / 8) <= 0.5
+    assert float(flash["theoretical_occupancy_pct"]) == register_limit(flash) == 100 / 8
+    assert abs(kineto_pct(flash) - 100 / 8) <= 0.5
     (eff,) = by_family("sdpa_efficient", FUSED["sdpa_efficient"])
     assert abs(2 * int(eff["registers_per_thread"]) - 255) <= 4
-    assert float(eff["register_occupancy_pct"]) == register_limit(eff) == 25
+    assert float(eff["theoretical_occupancy_pct"]) == register_limit(eff) == 25
+    assert flash["occupancy_limit"] == eff["occupancy_limit"] == "registers"
+
+
+def kernel_footprints(step: str, variant: str) -> list[dict[str, object]]:
+    """Every kernel of a CUDA capture with its launch call, shared memory and Kineto estimate."""
+    from generators.tp import open_trace
+
+    sql = (
+        "INCLUDE PERFETTO MODULE guide.attention; "
+        "SELECT DISTINCT name, launch_api, shared_memory_bytes AS smem, grid_blocks, "
+        "reported_occupancy_pct AS kineto FROM guide_attention_gpu_work "
+        "WHERE category = 'kernel' AND launch_api IS NOT NULL"
+    )
+    with open_trace(variant_dir(step, variant, cpu_ok=False) / "trace.json.gz") as tp:
+        result = tp.query(sql)
+        return [{c: getattr(r, c) for c in result.column_names} for r in result]
 
 
 @needs_cuda("sdpa_cudnn")
-def test_persistent_kernels_have_no_reported_occupancy() -> None:
-    """'The cuDNN kernel, like cuBLAS's nvjet GEMMs in the naive version's table ...: three
-    warpgroups per block (384 threads) and a grid of exactly one block per SM ... the profiler's
-    estimate reads zero ... The register-limited column ... still says what fits'."""
+def test_persistent_kernels_have_no_kineto_estimate() -> None:
+    """'The cuDNN kernel, like cuBLAS's nvjet GEMMs ...: three warpgroups per block (384 threads)
+    and a grid of exactly one block per SM ... Kineto's estimate reads zero ... The theoretical
+    column ... still says what fits'."""
     sms = capture_record(STEP, "sdpa_cudnn", cpu_ok=False)["environment"]["gpu_sm_count"]
     rows = by_family("sdpa_cudnn", FUSED["sdpa_cudnn"]) + by_family("naive", "GEMM, tensor cores")
     assert len(rows) == 3
     for row in rows:
         assert row["block_threads"] == "384" and int(row["grid_blocks"]) == sms
-        assert float(row["reported_occupancy_pct"]) == 0
-        assert float(row["register_occupancy_pct"]) == register_limit(row) > 0
+        assert kineto_pct(row) == 0
+        assert float(row["theoretical_occupancy_pct"]) == register_limit(row) > 0
+
+
+@needs_cuda("sdpa_cudnn")
+def test_zero_estimates_go_with_shared_memory_not_the_launch_call() -> None:
+    """'What the zero kernels share is shared memory above 48 KB per block ..., where the flash
+    kernel, at exactly 48 KB, gets a number'; the box: 'In this part those are also the kernels
+    launched through cuLaunchKernelEx ... Part 1's fp32 GEMM, launched through the runtime's
+    cudaLaunchKernelExC with more than 48 KB of shared memory per block, reads zero too'."""
+    limit = 48 * 1024
+    sms = capture_record(STEP, "sdpa_cudnn", cpu_ok=False)["environment"]["gpu_sm_count"]
+    kernels = [
+        k
+        for v in ("naive", "sdpa_math", "sdpa_efficient", "sdpa_flash", "sdpa_cudnn")
+        for k in kernel_footprints(STEP, v)
+        if int(k["grid_blocks"]) >= sms  # type: ignore[call-overload]
+    ]
+    for k in kernels:
+        big = int(k["smem"]) > limit  # type: ignore[call-overload]
+        assert (float(k["kineto"]) == 0) == big, k["name"]  # type: ignore[arg-type]
+        assert (k["launch_api"] == "cuLaunchKernelEx") == big, k["name"]
+    (flash,) = [k for k in kernels if "flash_fwd_kernel" in str(k["name"])]
+    assert flash["smem"] == limit and float(flash["kineto"]) > 0  # type: ignore[arg-type]
+    part1 = [k for k in kernel_footprints("matmul_add", "large_fp32") if "gemm" in str(k["name"])]
+    assert part1 and all(
+        k["launch_api"] == "cudaLaunchKernelExC"
+        and int(k["smem"]) > limit  # type: ignore[call-overload]
+        and float(k["kineto"]) == 0  # type: ignore[arg-type]
+        for k in part1
+    )
 
 
 @needs_cuda("sdpa_cudnn")
@@ -644,3 +716,224 @@ def test_sweep_flash_splits_kv_at_one_length() -> None:
     assert len(names) == 2
     assert any("flash_fwd_splitkv_kernel" in n for n in names)
     assert any("flash_fwd_splitkv_combine_kernel" in n for n in names)
+
+
+# ---- memory traffic, counted kernel by kernel ----------------------------------------------------
+def notes() -> dict[str, object]:
+    gpu_sweep()  # skips without a CUDA sweep
+    return values(STEP, "sweep", cpu_ok=False)["attention_sweep_notes"]
+
+
+def traffic(variant: str) -> list[dict[str, str]]:
+    """Per-operator traffic of a CUDA capture, asked of the trace (the page prints naive's)."""
+    return trace_table(STEP, variant, "attention_traffic", cpu_ok=False)
+
+
+@needs_cuda("naive_inplace")
+def test_score_traffic_is_counted_kernel_by_kernel() -> None:
+    """'the naive version's kernels read and write X of score tensors per forward': the first
+    GEMM writes the score matrix, the multiply, the copy, the masked fill and the softmax each
+    read and write it once, the second GEMM reads it: ten score matrices out of place, eight in
+    place (the copy gone). Counting both operands of copy_ as reads, or doubling every read,
+    gives twelve and eight and fails here."""
+    for variant, passes in (("naive", 10), ("naive_inplace", 8)):
+        v = gpu(variant)
+        assert v["score_traffic_bytes"] == passes * v["score_matrix_bytes"], variant  # type: ignore[operator]
+    rows = {r["name"]: r for r in table(STEP, "naive", "attention_traffic", cpu_ok=False)}
+    score = int(gpu("naive")["score_matrix_bytes"])  # type: ignore[call-overload]
+    copy = rows["aten::copy_"]
+    assert float(copy["read_bytes"]) == float(copy["write_bytes"]) == score
+    bmm_first, bmm_second = [
+        r
+        for r in table(STEP, "naive", "attention_traffic", cpu_ok=False)
+        if r["name"] == "aten::bmm"
+    ]
+    assert float(bmm_first["score_bytes"]) == float(bmm_second["score_bytes"]) == score
+    assert float(bmm_second["write_bytes"]) < score / 8  # the [b, h, s, d] output, not a score
+    # The math backend's safe-softmax `where` writes into its own input: read once, written once.
+    (where,) = [
+        r
+        for r in traffic("sdpa_math")
+        if float(r["score_bytes"]) > 0 and r["name"] == "aten::where"
+    ]
+    assert float(where["read_bytes"]) < 1.01 * float(where["write_bytes"])
+
+
+@pytest.mark.parametrize(
+    "variant", ("naive", "naive_inplace", "sdpa_math", "sdpa_efficient", "sdpa_flash", "sdpa_cudnn")
+)
+def test_no_kernel_moves_bytes_faster_than_the_memory(variant: str) -> None:
+    """'No row goes above the peak': bytes counted from shapes over GPU kernel time stay under
+    the H200's datasheet bandwidth (guide.hardware), for every operator of every variant and
+    every row of the sweep."""
+    if shown_device(STEP, variant, cpu_ok=False) is None:
+        pytest.skip(f"no CUDA capture of {STEP}/{variant} committed yet")
+    peak = float(notes()["peak_bytes_per_s"])  # type: ignore[arg-type]
+    assert peak == 4.8e12  # the H200's datasheet figure
+    for row in traffic(variant):
+        if row["traffic_bytes_per_s"]:
+            assert float(row["traffic_bytes_per_s"]) <= peak, row["name"]
+            assert float(row["bandwidth_peak_pct"]) <= 100
+    for row in sweep():
+        assert float(row["traffic_bytes_per_s"]) <= peak
+
+
+@needs_cuda("naive")
+def test_naive_traffic_table_rates() -> None:
+    """'The multiply and the copy move their bytes close to the memory's peak ... The masked
+    fill and the softmax move the same bytes at a fraction of that rate, and take the longest.
+    The GEMMs sit between the two'."""
+    rows = table(STEP, "naive", "attention_traffic", cpu_ok=False)
+    pct = {r["name"]: float(r["bandwidth_peak_pct"]) for r in rows if r["name"] != "aten::bmm"}
+    gemms = [float(r["bandwidth_peak_pct"]) for r in rows if r["name"] == "aten::bmm"]
+    assert pct["aten::mul"] > 80 and pct["aten::copy_"] > 80
+    assert pct["aten::masked_fill_"] < 50 and pct["aten::_softmax"] < 50
+    assert all(
+        max(pct["aten::masked_fill_"], pct["aten::_softmax"]) < g < pct["aten::mul"] for g in gemms
+    )
+    slowest = sorted(rows, key=lambda r: float(r["gpu_ns"]))[-2:]
+    assert {r["name"] for r in slowest} == {"aten::masked_fill_", "aten::_softmax"}
+    mul = next(r for r in rows if r["name"] == "aten::mul")
+    assert all(float(r["write_bytes"]) == float(mul["write_bytes"]) for r in slowest)
+
+
+def test_gpu_time_is_a_union_of_intervals() -> None:
+    """GPU time per forward is the union of its work's intervals: never more than the summed
+    durations, equal to them where nothing overlaps (these captures)."""
+    for variant in ("naive", "sdpa_math", "sdpa_cudnn"):
+        if shown_device(STEP, variant, cpu_ok=False) is None:
+            continue
+        summed = sum(float(r["time_ns_per_fwd"]) for r in kernels(variant))
+        assert float(gpu(variant)["gpu_ns_per_fwd"]) == pytest.approx(summed)  # type: ignore[arg-type]
+
+
+# ---- the sweep: why each length looks the way it does -------------------------------------------
+def test_shortest_length_is_latency_bound_not_bandwidth_bound() -> None:
+    """'At S tokens one score matrix holds X: it fits in the H200's L2 cache many times over,
+    and the in-place version's kernels run T each ..., moving their bytes at R (P of the memory's
+    peak, against R' at S' tokens, their best'."""
+    n = notes()
+    rows = gpu_sweep()
+    short = int(n["short_seq"])  # type: ignore[call-overload]
+    assert short == min(s for _, s in rows)
+    # The H200's L2 cache is 50 MB (NVIDIA's datasheet); "many times over": ten at least.
+    assert 10 * int(n["short_score_matrix_bytes"]) < 50e6  # type: ignore[call-overload]
+    row = rows["naive_inplace", short]
+    assert int(row["score_matrix_bytes"]) == n["short_score_matrix_bytes"]
+    assert float(row["gpu_ns_per_fwd"]) / float(row["kernels_per_fwd"]) == pytest.approx(
+        n["short_kernel_ns"]
+    )
+    assert float(n["short_peak_pct"]) < 30  # type: ignore[arg-type]
+    assert float(n["short_traffic_bytes_per_s"]) < 0.5 * float(n["best_traffic_bytes_per_s"])  # type: ignore[arg-type]
+    best = max(
+        (float(r["traffic_bytes_per_s"]), s) for (i, s), r in rows.items() if i == "naive_inplace"
+    )
+    assert best == (pytest.approx(n["best_traffic_bytes_per_s"]), n["best_seq"])
+    # 'The fused kernels are ahead even at the shortest length'
+    fused = min(float(rows[i, short]["gpu_ns_per_fwd"]) for i in FUSED)
+    assert fused < float(row["gpu_ns_per_fwd"])
+
+
+def test_math_splits_its_passes_over_the_fp32_matrix_at_the_longest_length() -> None:
+    """'the math backend launches 24 kernels per forward at 8192 tokens, against 20 at every
+    other length ... four of the math backend's elementwise passes over its fp32 score matrix
+    (add_, isneginf, where, copy_) each launch two kernels. Their largest input ... is larger
+    than the 2^31 bytes ... The in-place version's bfloat16 score matrix at the same length is
+    half as large ..., fits, and keeps its five kernels'; and flash's split at one length."""
+    n = notes()
+    rows = gpu_sweep()
+    long = int(n["long_seq"])  # type: ignore[call-overload]
+    math_kernels = {
+        s: float(r["kernels_per_fwd"]) for (i, s), r in rows.items() if i == "sdpa_math"
+    }
+    assert math_kernels[long] == n["math_long_kernels"]
+    assert {k for s, k in math_kernels.items() if s != long} == {n["math_other_kernels"]}
+    launches = table(STEP, "sweep", "attention_sweep_launches", cpu_ok=False)
+    split = [r for r in launches if r["impl"] == "sdpa_math"]
+    assert {r["name"] for r in split} == {
+        "aten::add_",
+        "aten::isneginf",
+        "aten::where",
+        "aten::copy_",
+    }
+    assert all(int(r["seq"]) == long and float(r["kernels_per_call"]) == 2 for r in split)
+    assert all(int(r["largest_input_bytes"]) > 2**31 for r in split)
+    assert math_kernels[long] - n["math_other_kernels"] == len(split)  # type: ignore[operator]
+    fp32_score = int(split[0]["largest_input_bytes"])
+    inplace = rows["naive_inplace", long]
+    assert 2 * int(inplace["score_matrix_bytes"]) == fp32_score
+    assert int(inplace["score_matrix_bytes"]) <= 2**31 and float(inplace["kernels_per_fwd"]) == 5
+    (flash,) = [r for r in launches if r["impl"] == "sdpa_flash"]
+    assert "splitkv_kernel" in flash["kernel_names"] and "combine" in flash["kernel_names"]
+
+
+def test_every_rate_stays_under_the_peak() -> None:
+    """'The highest rate in the sweep, R by the full count, is below the H200's dense bf16 peak
+    of P': by either count, in the sweep and in every variant."""
+    n = notes()
+    peak = float(n["peak_bf16_tflops"])  # type: ignore[arg-type]
+    assert peak == 989.5
+    rates = [float(r[c]) for r in sweep() for c in ("gpu_tflops", "causal_gpu_tflops")]
+    assert max(rates) == pytest.approx(n["best_gpu_tflops"])
+    assert max(rates) < peak
+    for variant in (
+        "naive",
+        "naive_inplace",
+        "sdpa_math",
+        "sdpa_efficient",
+        "sdpa_flash",
+        "sdpa_cudnn",
+    ):
+        v = gpu(variant)
+        assert float(v["gpu_tflops"]) < peak and float(v["causal_gpu_tflops"]) < peak  # type: ignore[arg-type]
+
+
+# ---- where the reference saw something else ---------------------------------------------------
+@needs_cuda("sdpa_math")
+def test_math_backend_handicap_is_smaller_than_the_references() -> None:
+    """'the math backend 3.7 times slower than the in-place version on the A100 ... a smaller
+    factor. Why (likely): ... an H200 has several times an A100's fp32 rate, while ... memory,
+    whose bandwidth grew by less'."""
+    from generators.tp import open_trace
+
+    assert gpu("sdpa_math")["kernels_per_fwd"] == 20
+    ratio = float(gpu("sdpa_math")["gpu_ns_per_fwd"]) / float(
+        gpu("naive_inplace")["gpu_ns_per_fwd"]
+    )  # type: ignore[arg-type]
+    assert 1 < ratio < 3.7
+    sql = (
+        "INCLUDE PERFETTO MODULE guide.hardware; SELECT gpu, fp32_tflops, peak_bytes_per_s "
+        "FROM guide_hardware_peak WHERE gpu IN ('H200 SXM', 'A100 80GB SXM')"
+    )
+    with open_trace(variant_dir(STEP, "sdpa_math", cpu_ok=False) / "trace.json.gz") as tp:
+        hw = {r.gpu: r for r in tp.query(sql)}
+    fp32 = hw["H200 SXM"].fp32_tflops / hw["A100 80GB SXM"].fp32_tflops
+    bandwidth = hw["H200 SXM"].peak_bytes_per_s / hw["A100 80GB SXM"].peak_bytes_per_s
+    assert fp32 > 3 and bandwidth < fp32
+
+
+@needs_cuda("sdpa_cudnn")
+def test_cudnn_cpu_cost_sits_in_its_backend_operator() -> None:
+    """'the extra time sits in aten::_cudnn_attention_forward ... while
+    aten::scaled_dot_product_attention's own self time ... is close to flash's; and the kernel is
+    several times shorter than the CPU side'."""
+    cudnn, flash = gpu("sdpa_cudnn"), gpu("sdpa_flash")
+    extra = float(cudnn["cpu_ns_per_fwd"]) - float(flash["cpu_ns_per_fwd"])  # type: ignore[arg-type]
+    backend = float(cudnn["backend_self_ns_per_fwd"]) - float(flash["backend_self_ns_per_fwd"])  # type: ignore[arg-type]
+    assert backend > 0.5 * extra
+    sdpa = float(cudnn["sdpa_self_ns_per_fwd"]) / float(flash["sdpa_self_ns_per_fwd"])  # type: ignore[arg-type]
+    assert sdpa < 1.5
+    assert float(cudnn["cpu_ns_per_fwd"]) > 3 * float(cudnn["gpu_ns_per_fwd"])  # type: ignore[arg-type]
+
+
+@needs_cuda("naive")
+def test_naive_gemm_memset_is_a_few_bytes() -> None:
+    """The box: 'cuBLAS runs its nvjet_sm90 GEMMs instead, launches them through the driver's
+    cuLaunchKernelEx, and the first one comes with a memset of a few bytes'."""
+    gemms = by_family("naive", "GEMM, tensor cores")
+    assert all(r["name"].startswith("nvjet_sm90") for r in gemms)
+    assert {r["launch_api"] for r in gemms} == {"cuLaunchKernelEx"}
+    first = next(r for r in table(STEP, "naive", "attention_traffic", cpu_ok=False))
+    assert first["name"] == "aten::bmm" and first["gpu_work"].startswith("memset")
+    memset = float(first["write_bytes"]) - float(gpu("naive")["score_matrix_bytes"])  # type: ignore[arg-type]
+    assert 0 < memset <= 64

@@ -167,3 +167,25 @@ def test_cuda_small_gemm_is_below_a_hundredth_of_the_mlp_gemms() -> None:
     mlp = [float(r["achieved_tflops"]) for r in table("mlp", "eager", "mlp_work") if r["flops"]]
     assert linear < min(mlp) / 100
     assert float(table(STEP, "eager", "linear_gemm")[0]["flops"]) < 1e7  # 'a few million'
+
+
+def test_sizes_come_from_the_capture_record() -> None:
+    """The sizes in the prose are the capture record's settings (placeholders, not typed)."""
+    for variant in ("eager", "compiled"):
+        shown = values(STEP, variant)["settings"]
+        record = capture_record(STEP, variant)["settings"]
+        for key in ("batch", "in_dim", "out_dim", "dtype"):
+            assert shown[key] == record[key]
+
+
+@needs_cuda
+def test_cuda_kernel_differs_from_the_reference_a100() -> None:
+    """'The reference saw': one kernel per addmm, an `nvjet_sm90_…_bias_TNT`-style cuBLAS kernel
+    (bias in the name, three layout letters) where the A100 ran a CUTLASS `…_tn_align8` one."""
+    rows = table(STEP, "eager", "linear_gemm", cpu_ok=False)
+    assert rows
+    for r in rows:
+        name = r["kernel"]
+        assert name.startswith("nvjet_sm90_") and "_bias_" in name
+        layout = name.rsplit("_", 1)[1]
+        assert len(layout) == 3 and layout.isupper()

@@ -220,7 +220,6 @@ def test_cpu_decode_is_not_memory_bound(variant: str) -> None:
     if shown_device(STEP, variant) != "cpu":
         pytest.skip("the page shows a CUDA capture")
     d = _decode(variant)
-    assert d["read_bytes_per_s"] < 32 * 2**30  # far from a memory system's tens to hundreds
     assert 0 < d["linear_ns_per_token"] < d["token_ns"]
     assert 0 < d["linear_share_pct"] < 60
     assert d["weight_bytes"] < 32 * 2**20
@@ -243,16 +242,16 @@ def test_no_percentage_without_a_known_peak() -> None:
     for variant in (EAGER, BATCH):
         d = _decode(variant)
         if d["peak_bytes_per_s"] is None:
-            assert d["bandwidth_pct"] is None and d["read_at_peak_ns"] is None
+            assert d["floor_share_pct"] is None and d["read_at_peak_ns"] is None
         else:
-            assert 0 < d["bandwidth_pct"] <= 100
+            assert 0 < d["floor_share_pct"] <= 100
 
 
 def test_peaks_table_has_sources() -> None:
     """The peaks table: every row has a vendor source URL."""
     rows = table(STEP, EAGER, "llm_peaks")
-    assert {r["gpu"] for r in rows} >= {"H100 SXM", "H200 (SXM or NVL)", "A100 80GB SXM"}
-    assert all(r["source"].startswith("https://www.nvidia.com/") for r in rows)
+    assert {r["gpu"] for r in rows} >= {"H100 SXM", "H200 SXM", "A100 80GB SXM"}
+    assert all(r["source"].startswith("https://") for r in rows)
 
 
 @_needs_cuda(EAGER)
@@ -268,13 +267,15 @@ def test_reading_at_peak_is_a_floor() -> None:
 
 @_needs_cuda(EAGER)
 def test_eager_decode_is_not_memory_bound_on_the_gpu() -> None:
-    """'Eager decoding at batch 1 is nowhere near memory-bound on the H200. Bytes read / step time
-    is a small share of the peak ... Counted over the time kernels run, the rate is higher but
-    still well under the peak ... the aten::linear calls take X of the decode step (Y)'."""
+    """'Eager decoding at batch 1 is nowhere near memory-bound on the H200. Reading those bytes at
+    peak bandwidth would fill only a small share of the step ... Counted over the time kernels
+    run, the rate is well under the peak ... the aten::linear calls take X of the decode step
+    (Y)'."""
     d = _decode(EAGER, cpu_ok=False)
     assert d["device_name"].startswith("NVIDIA H200")
-    assert 0 < d["bandwidth_pct"] < 10
-    assert d["read_bytes_per_s"] < d["kernel_read_bytes_per_s"] < 0.5 * d["peak_bytes_per_s"]
+    assert 0 < d["floor_share_pct"] < 10
+    assert abs(d["floor_share_pct"] - 100 * d["read_at_peak_ns"] / d["token_ns"]) < 0.1
+    assert d["kernel_read_bytes_per_s"] < 0.5 * d["peak_bytes_per_s"]
     assert 0 < d["linear_ns_per_token"] < d["token_ns"]
     assert 0 < d["linear_share_pct"] < 50
 
@@ -456,3 +457,121 @@ def test_trace_agrees_with_wall_clock_on_cuda(variant: str) -> None:
     assert d["generate_ns"] >= 0.8 * wall["generate_s"] * 1e9
     assert d["generate_ns"] <= 3 * wall["generate_s"] * 1e9
     assert d["token_ns"] <= 3 * wall["tpot_s"] * 1e9
+
+
+# ---- the model, from its capture record ---------------------------------------------------------
+@pytest.mark.parametrize("variant", [EAGER, BATCH, LAYERS])
+def test_model_table_comes_from_the_capture_record(variant: str) -> None:
+    """The model table: every row is a value derived from capture.json's settings.model, and the
+    trace agrees with it (one attention call per layer in a decode forward)."""
+    shown = values(STEP, variant)["settings"]
+    record = _settings(variant)
+    for key, value in record["model"].items():
+        assert shown[f"model_{key}"] == value, key
+    for key in ("dtype", "prompt_len", "new_tokens", "batch"):
+        assert shown[key] == record[key]
+    assert record["model"]["num_attention_heads"] % record["model"]["num_key_value_heads"] == 0
+    if variant != LAYERS:
+        layers = record["model"]["num_hidden_layers"]
+        calls = {float(r["calls"]) for r in table(STEP, variant, "llm_attention")}
+        assert calls == {float(layers)}
+
+
+# ---- the prefill is launch-bound too ------------------------------------------------------------
+@_needs_cuda(EAGER, BATCH)
+def test_prefill_is_launch_bound_at_batch_1() -> None:
+    """'At batch 1 its forward spends X on the CPU ... while its kernels run for Y in all: the CPU
+    takes Z times as long as the GPU needs. With the profiler off the whole time to first token
+    is T, still several times the kernel time ... At batch 8 ... the ratio falls to W'."""
+    d, d8 = _decode(EAGER, cpu_ok=False), _decode(BATCH, cpu_ok=False)
+    prefill = _phases(EAGER, cpu_ok=False)["prefill"]
+    assert d["prefill_cpu_ns"] == prefill["cpu_ns"]
+    assert d["prefill_kernels"] == prefill["kernels"]
+    assert d["prefill_kernel_ns"] == prefill["kernel_ns"]
+    assert d["prefill_kernel_union_ns"] <= d["prefill_kernel_ns"]
+    assert 0 < d["prefill_launch_ns"] < d["prefill_cpu_ns"]
+    assert d["prefill_cpu_over_kernel"] > 3
+    assert _wall(EAGER, cpu_ok=False)["ttft_s"] * 1e9 > 3 * d["prefill_kernel_union_ns"]
+    assert 1 < d8["prefill_cpu_over_kernel"] < d["prefill_cpu_over_kernel"]
+
+
+# ---- kernel time against the bandwidth floor ----------------------------------------------------
+@_needs_cuda(EAGER)
+def test_kernel_time_is_several_times_the_floor() -> None:
+    """'so does the GPU time of its kernels alone, X, or Y times the floor' and the GPU time is
+    the union of kernel intervals, never more than the summed kernel time."""
+    d = _decode(EAGER, cpu_ok=False)
+    assert 0 < d["kernel_union_ns_per_token"] <= d["kernel_ns_per_token"]
+    assert d["kernel_over_floor"] > 3
+    ratio = d["kernel_union_ns_per_token"] / d["read_at_peak_ns"]
+    assert abs(d["kernel_over_floor"] - ratio) < 0.01 * ratio
+    rate = d["read_bytes"] * 1e9 / d["kernel_union_ns_per_token"]
+    assert abs(d["kernel_read_bytes_per_s"] - rate) < 1e-6 * rate
+
+
+@_needs_cuda(EAGER)
+def test_decode_kernels_gemv_under_peak_and_many_small_kernels() -> None:
+    """'The GEMMs ... take X of the kernels' GPU time: N kernels per step for B of weights,
+    which they read at R, or P of the peak ... narrow tiles (64x8 and 8x64) ... The rest goes
+    to M small kernels ... each of them short'."""
+    d = _decode(EAGER, cpu_ok=False)
+    rows = {r["class"]: r for r in table(STEP, EAGER, "llm_decode_kernels", cpu_ok=False)}
+    gemm = rows["GEMM"]
+    assert float(gemm["kernels"]) == pytest.approx(d["gemm_kernels_per_token"])
+    assert 20 < d["gemm_share_pct"] < 80
+    assert 0 < d["gemm_bandwidth_pct"] < 60
+    assert d["gemm_read_bytes_per_s"] < d["peak_bytes_per_s"]
+    assert d["small_kernels_per_token"] > 3 * d["gemm_kernels_per_token"]
+    small = [r for k, r in rows.items() if k not in ("GEMM", "attention") and r["mean_ns"]]
+    assert all(float(r["mean_ns"]) < float(gemm["mean_ns"]) for r in small)
+    assert sum(float(r["kernels"]) for r in small) == pytest.approx(d["small_kernels_per_token"])
+    assert sum(float(r["kernels"]) for r in rows.values()) == pytest.approx(d["kernels_per_token"])
+    assert sum(float(r["share_pct"]) for r in rows.values() if r["share_pct"]) == pytest.approx(100)
+    dropped = rows["dropped by the trace processor"]
+    assert float(dropped["kernels"]) == pytest.approx(d["dropped_kernels_per_token"])
+    assert dropped["kernel_ns"] == ""
+    from generators.trace_json import load_events
+    from tests.claims import variant_dir
+
+    events = load_events(variant_dir(STEP, EAGER, cpu_ok=False) / "trace.json.gz")
+    gemvs = {e["name"] for e in events if e.get("cat") == "kernel" and "nvjet" in e["name"]}
+    assert any("_64x8_" in n for n in gemvs) and any("_8x64_" in n for n in gemvs)
+
+
+# ---- split-K reduce kernels that overlap their GEMM ---------------------------------------------
+@_needs_cuda(EAGER)
+def test_split_k_reduce_kernels_overlap_their_gemm_and_are_dropped() -> None:
+    """'Each decode step runs N split-K GEMMs, each followed on the same stream by a
+    splitKreduce_kernel ... Some of those reduce kernels start before their GEMM has ended ...
+    drops each such kernel (stats: E events, all kernels, the same number as the launches
+    without a kernel) ... K stay, D are dropped ... launched with cudaLaunchKernelExC, where every
+    other kernel goes through cudaLaunchKernel or cuLaunchKernel(Ex)'."""
+    from generators.trace_json import find_partial_overlaps, load_events
+    from tests.claims import variant_dir
+
+    d = _decode(EAGER, cpu_ok=False)
+    layers = _settings(EAGER, cpu_ok=False)["model"]["num_hidden_layers"]
+    assert d["splitk_gemms_per_token"] == layers
+    kept, dropped = d["splitk_reduce_kept_per_token"], d["dropped_kernels_per_token"]
+    assert kept + dropped == pytest.approx(d["splitk_gemms_per_token"])
+    assert d["importer_dropped_events"] == d["trace_dropped_kernels"] > 0
+    assert d["splitk_reduce_launch"] == d["dropped_kernel_launch"] == "cudaLaunchKernelExC"
+    events = load_events(variant_dir(STEP, EAGER, cpu_ok=False) / "trace.json.gz")
+    overlaps = find_partial_overlaps(events)
+    assert len(overlaps) == d["importer_dropped_events"]
+    for o in overlaps:
+        assert o.cat == "kernel" and "splitKreduce" in o.name
+        assert "splitK" in str(o.other.get("name")) and o.tid == o.other.get("tid")
+        assert not o.rounding_artefact  # a real overlap in the file, not a rounding artefact
+    # cudaLaunchKernelExC starts exactly the reduce kernels.
+    ex = {
+        e["args"]["correlation"]
+        for e in events
+        if e.get("name") == "cudaLaunchKernelExC" and e.get("ph") == "X"
+    }
+    reduce = {
+        e["args"]["correlation"]
+        for e in events
+        if e.get("cat") == "kernel" and "splitKreduce" in str(e.get("name"))
+    }
+    assert ex == reduce

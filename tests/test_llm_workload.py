@@ -51,7 +51,7 @@ def test_queries_on_tiny_capture(tiny_capture: Path) -> None:
     assert [r["phase"] for r in phases] == ["prefill", "decode"]
     assert [r["forwards"] for r in phases] == [1, 2]
     assert decode["batch"] == 2 and decode["decodes_per_call"] == 2
-    assert decode["device_name"] == "cpu" and decode["bandwidth_pct"] is None
+    assert decode["device_name"] == "cpu" and decode["floor_share_pct"] is None
     assert decode["decode_start_s"] < decode["decode_end_s"]
     assert {r["region"] for r in layers} == {"attention", "mlp", "norm"}
     assert timeline[0]["name"] == "decode" and timeline[0]["depth"] == 0

@@ -3,6 +3,7 @@ and a quick end-to-end smoke run of the workload on the CPU."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -80,7 +81,9 @@ def test_footprint_reads_kernel_args() -> None:
         assert int(r["registers_per_thread"]) > 0  # type: ignore[arg-type]
         assert int(r["shared_memory_bytes"]) >= 0  # type: ignore[arg-type]
         assert str(r["grid"]).count(" × ") == 2 and str(r["block"]).count(" × ") == 2
-        assert 0 <= float(r["est_occupancy_pct"]) <= 100  # type: ignore[arg-type]
+        assert re.fullmatch(r"\d{1,3} %", str(r["est_occupancy"]))
+        assert 0 < float(r["theoretical_occupancy_pct"]) <= 100  # type: ignore[arg-type]
+        assert r["occupancy_limit"] in ("registers", "shared memory", "warps", "blocks")
     gemm = max(rows, key=lambda r: int(r["registers_per_thread"]))  # type: ignore[arg-type]
     add = next(r for r in rows if "CUDAFunctor_add" in str(r["name"]))
     assert int(gemm["registers_per_thread"]) > int(add["registers_per_thread"])  # type: ignore[arg-type]
@@ -161,3 +164,42 @@ def test_workload_smoke(tmp_path: Path) -> None:
     assert (tmp_path / "trace.json.gz").exists()
     rows = _rows(tmp_path / "trace.json.gz", "matmul_add_chain")
     assert any("aten::bmm" in str(r["chain"]) for r in rows)
+
+
+def test_occupancy_rule_arithmetic() -> None:
+    """The one occupancy rule: register file per sub-partition, warps, blocks, shared memory."""
+    rows = _sql(
+        A100,
+        "INCLUDE PERFETTO MODULE guide.occupancy; SELECT "
+        "guide_occupancy_theoretical_pct(255, 128, 0) AS flash, "
+        "guide_occupancy_theoretical_pct(168, 384, 213188) AS nvjet, "
+        "guide_occupancy_theoretical_pct(48, 128, 0) AS softmax, "
+        "guide_occupancy_theoretical_pct(16, 128, 0) AS add_, "
+        "guide_occupancy_theoretical_pct(32, 32, 0) AS tiny_blocks, "
+        "guide_occupancy_theoretical_pct(32, 256, 120000) AS smem, "
+        "guide_occupancy_limit(32, 256, 120000) AS smem_limit, "
+        "guide_occupancy_limit(168, 384, 213188) AS nvjet_limit, "
+        "guide_occupancy_limit(32, 32, 0) AS tiny_limit, "
+        "guide_occupancy_theoretical_pct(32, 128, 240000) AS too_big",
+    )[0]
+    assert rows["flash"] == 12.5 and rows["nvjet"] == 18.75
+    assert rows["softmax"] == 62.5 and rows["add_"] == 100
+    assert rows["tiny_blocks"] == 50  # 32 blocks of one warp: half the SM
+    assert rows["smem"] == 100 * 8 / 64 and rows["smem_limit"] == "shared memory"
+    assert rows["nvjet_limit"] == "registers" and rows["tiny_limit"] == "blocks"
+    assert rows["too_big"] == 0
+
+
+def test_busy_share_is_a_union_of_overlapping_kernels() -> None:
+    """Overlapping GPU activity counts once, and only inside the window."""
+    rows = _sql(
+        H100,
+        "INCLUDE PERFETTO MODULE guide.windows; "
+        "WITH w AS (SELECT 1 AS window_id, MIN(ts) AS ts, MAX(ts + dur) - MIN(ts) AS dur "
+        "FROM guide_kineto_gpu_activity) "
+        "SELECT b.busy_ns, b.window_ns, "
+        "(SELECT SUM(dur) FROM guide_kineto_gpu_activity) AS summed "
+        "FROM guide_windows_gpu_busy!(w) AS b",
+    )[0]
+    assert 0 < rows["busy_ns"] <= rows["window_ns"]  # type: ignore[operator]
+    assert rows["busy_ns"] <= rows["summed"]  # type: ignore[operator]

@@ -219,9 +219,47 @@ def test_kernel_names_render_as_text_in_tables(kernel_names: list[str]) -> None:
     query = load_query("ops")
     rows = Rows(["name", "calls"], [{"name": n, "calls": 1} for n in kernel_names])
     rendered = markdown.markdown(to_markdown(rows, query), extensions=["tables"])
-    # Name cells are left-aligned (<td>); the numeric column is <td align="right">.
-    shown = [html.unescape(c) for c in re.findall(r"<td>(.*?)</td>", rendered)]
+    # Name cells are left-aligned (<td>); the numeric column is <td align="right">. A long name
+    # shows a short form and opens to the full one; every tag in a cell is ours (<wbr>, <code>,
+    # <details>), since a name's own < and & arrive escaped.
+    cells = re.findall(r"<td>(.*?)</td>", rendered)
+    full = [re.search(r'class="pg-name__full">(.*?)</code>', c) for c in cells]
+    shown = [
+        html.unescape(re.sub(r"<[^>]+>", "", m[1] if m else c))
+        for c, m in zip(cells, full, strict=True)
+    ]
     assert shown == kernel_names
+    assert any(m for m in full), "no long kernel name was folded"
+
+
+def test_table_cells_fold_long_names_and_keep_words_whole() -> None:
+    from generators.table_cells import cell_html, short_kernel_name
+
+    name = (
+        "void at::native::vectorized_elementwise_kernel<8, at::native::BinaryFunctor<float, "
+        "float, float, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 3ul> >"
+        "(int, at::native::BinaryFunctor<float, float, float, "
+        "at::native::binary_internal::MulFunctor<float> >, std::array<char*, 3ul>)"
+    )
+    assert short_kernel_name(name) == "vectorized_elementwise_kernel<…MulFunctor…>"
+    assert short_kernel_name("void cutlass::Kernel2<cutlass_80_tensorop_gemm>(x::Params)") == (
+        "Kernel2<cutlass_80_tensorop_gemm…>"
+    )
+    # Identifiers wrap only after a separator, never inside a word.
+    assert cell_html("guide_kernel_names_family") == (
+        "guide\\_<wbr>kernel\\_<wbr>names\\_<wbr>family"
+    )
+    assert cell_html("short_name") == "short\\_name"
+    assert cell_html("https://www.nvidia.com/en-us/data-center/h200/") == (
+        '<a href="https://www.nvidia.com/en-us/data-center/h200/">www.nvidia.com</a>'
+    )
+    assert "<script>" not in cell_html("<script>alert(1)</script>" * 5)
+
+
+def test_an_empty_result_is_a_sentence() -> None:
+    from generators.derive import NO_ROWS
+
+    assert to_markdown(Rows(["name"], []), load_query("ops")) == f"*{NO_ROWS}*\n"
 
 
 def test_kernel_names_render_as_text_in_figures(kernel_names: list[str]) -> None:
@@ -317,8 +355,8 @@ def test_tables_and_code_stay_out_of_the_search_index(site: Path) -> None:
     text = " ".join(d["text"] for d in index["docs"] if not d["location"].startswith("notebooks"))
     assert "-- output: table" not in text, "the SQL under a table reached the search index"
     assert "Self CPU %" not in text, "a profiler table reached the search index"
-    # A cell only a generated table holds (the ops table's column of Kineto categories).
-    assert "ProfilerStep#2 user_annotation" not in text, "a generated table reached the search index"
+    # Two adjacent cells only a generated table holds (the ops table: a name, its category).
+    assert "ProfilerStep#2 user_annotation" not in text, "a table reached the search index"
 
 
 def test_every_perfetto_button_has_a_download_link(site: Path) -> None:

@@ -256,12 +256,13 @@ class Renderer:
             f'<span class="pg-source">{DEVICE_LABEL[ds.device]} · '
             f'<a href="{html.escape(csv_url)}">CSV</a></span></p>'
         )
+        table = _fold_long_table(md_path.read_text().rstrip())
         # Tables and their SQL stay out of the search index: their text is kernel names and code.
         # A <section>, not a <div>: Material's search stops excluding at the first closing tag of
         # the same name, and the code blocks inside are divs.
         return (
             f'\n<section class="pg-table" data-search-exclude="" markdown>\n{caption}\n\n'
-            f"{md_path.read_text().rstrip()}\n\n{self.sql_block(query)}\n</section>\n"
+            f"{table}\n\n{self.sql_block(query)}\n</section>\n"
         )
 
     def _value(self, call: Call, ds: DeviceSet, paths: list[Path]) -> str:
@@ -272,7 +273,8 @@ class Renderer:
             known = ", ".join(f"{q}.{c}" for q, cols in values.items() for c in cols)
             raise PlaceholderError(f"no value {key!r} (known: {known})")
         text = format_value(values[query][column], column)
-        if query == "capture":  # measured by the workload outside the profiler
+        # Measured by the workload outside the profiler, or the settings it ran with.
+        if query in ("capture", "settings"):
             source = f"the capture record ({call.step}/{call.variant}/capture.json)"
         else:
             source = load_query(query).path.relative_to(REPO_ROOT).as_posix()
@@ -426,6 +428,24 @@ def _environment_line(device: str, env: dict) -> str:
     elif device == "cuda":
         software += " (other library versions were not recorded by this capture)"
     return f"{hardware}; {software}"
+
+
+#: A table with more rows than this shows its first FOLD_SHOW rows and folds the rest.
+FOLD_OVER = 15
+FOLD_SHOW = 10
+
+
+def _fold_long_table(table: str) -> str:
+    """A long Markdown table: its top rows, then every row in a folded block."""
+    lines = table.splitlines()
+    header, rows = lines[:2], lines[2:]
+    if len(rows) <= FOLD_OVER or not all(line.startswith("|") for line in lines):
+        return table
+    everything = "\n".join("    " + line for line in lines)
+    return (
+        "\n".join(header + rows[:FOLD_SHOW])
+        + f'\n\n??? note "All {len(rows)} rows"\n\n{everything}'
+    )
 
 
 def _fenced(text: str, lang: str, indent: str = "", title: str = "") -> list[str]:

@@ -46,9 +46,13 @@ SELECT
   (SELECT 4 * batch * heads * seq * head_dim * elem_bytes FROM first_fwd) AS qkvo_bytes,
   -- How many times larger one score matrix is than q, k, v and o together: seq / (4 * head_dim).
   (SELECT 1.0 * seq / (4 * head_dim) FROM first_fwd) AS score_per_qkvo,
+  -- Bytes the working operators read and write per forward, all tensors (score ones included).
+  (SELECT AVG(traffic_bytes) FROM fwd) AS traffic_bytes,
   (SELECT flops FROM first_fwd) AS flops,
+  (SELECT causal_flops FROM first_fwd) AS causal_flops,
+  -- Achieved rates divide by GPU time only: CPU time is not the time the arithmetic took.
   (SELECT flops / NULLIF(AVG(gpu_ns), 0) / 1e3 FROM fwd) AS gpu_tflops,
-  (SELECT flops / NULLIF(AVG(cpu_ns), 0) / 1e3 FROM fwd) AS cpu_tflops,
+  (SELECT causal_flops / NULLIF(AVG(gpu_ns), 0) / 1e3 FROM fwd) AS causal_gpu_tflops,
   1.0 * (SELECT COUNT(*) FROM op WHERE name IN (
     'aten::ones', 'aten::tril', 'aten::triu', 'aten::scalar_tensor', 'aten::fill_', 'aten::where'
   ) AND NOT EXISTS (

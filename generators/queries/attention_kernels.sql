@@ -1,10 +1,12 @@
 -- Which kernels and copies does a forward run on the GPU, how are they launched, and how full can they keep an SM?
 -- output: table
 -- needs: cuda
--- columns: family=What it is, name=Kernel, per_fwd=Per forward, time_ns_per_fwd=GPU time per forward, launch_api=Launched by, registers_per_thread=Registers per thread, block_threads=Threads per block, grid_blocks=Blocks, reported_occupancy_pct=Reported occupancy, register_occupancy_pct=Register-limited occupancy
+-- columns: family=What it is, name=Kernel, per_fwd=Per forward, time_ns_per_fwd=GPU time per forward, launch_api=Launched by, registers_per_thread=Registers per thread, block_threads=Threads per block, grid_blocks=Blocks, theoretical_occupancy_pct=Theoretical occupancy, occupancy_limit=Limited by, reported_occupancy=Kineto's est. achieved occupancy
 INCLUDE PERFETTO MODULE guide.attention;
+INCLUDE PERFETTO MODULE guide.occupancy;
 
--- Register-limited occupancy assumes an A100/H100-class SM (65536 registers, 64 warps).
+-- Theoretical occupancy: the guide's one rule (guide.occupancy), with the limits of an H100/H200
+-- SM. Kineto's estimate is shown as it wrote it, a whole percent.
 WITH
   fwd AS (SELECT * FROM guide_attention_forward WHERE name = 'attn_fwd'),
   work AS (SELECT * FROM guide_attention_work_in!(fwd))
@@ -17,10 +19,16 @@ SELECT
   MAX(registers_per_thread) AS registers_per_thread,
   MAX(block_threads) AS block_threads,
   MAX(grid_blocks) AS grid_blocks,
-  MAX(reported_occupancy_pct) AS reported_occupancy_pct,
-  guide_attention_register_occupancy_pct(
-    MAX(registers_per_thread), MAX(block_threads), 65536, 64
-  ) AS register_occupancy_pct
+  guide_occupancy_theoretical_pct(
+    MAX(registers_per_thread), MAX(block_threads), MAX(shared_memory_bytes)
+  ) AS theoretical_occupancy_pct,
+  guide_occupancy_limit(MAX(registers_per_thread), MAX(block_threads), MAX(shared_memory_bytes))
+    AS occupancy_limit,
+  IIF(
+    MAX(reported_occupancy_pct) IS NULL,
+    NULL,
+    printf('%d %%', CAST(MAX(reported_occupancy_pct) AS INT))
+  ) AS reported_occupancy
 FROM work
 GROUP BY name
 ORDER BY MIN(ts);

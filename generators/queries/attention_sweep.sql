@@ -1,6 +1,6 @@
 -- How do CPU and GPU time per forward grow with sequence length, per implementation?
 -- output: table
--- columns: impl=Implementation, seq=Sequence length, forwards=Forwards, cpu_ns_per_fwd=CPU time per forward, gpu_ns_per_fwd=GPU time per forward, kernels_per_fwd=Kernels per forward, flops=FLOPs per forward, gpu_tflops=Achieved (GPU), cpu_tflops=Achieved (CPU time)
+-- columns: impl=Implementation, seq=Sequence length, forwards=Forwards, cpu_ns_per_fwd=CPU time per forward, gpu_ns_per_fwd=GPU time per forward, kernels_per_fwd=Kernels per forward, flops=FLOPs (full), causal_flops=FLOPs (causal), gpu_tflops=Achieved (GPU, full count), causal_gpu_tflops=Achieved (GPU, causal count), score_matrix_bytes=One score matrix, traffic_bytes=Traffic per forward, traffic_bytes_per_s=Achieved bandwidth
 INCLUDE PERFETTO MODULE guide.attention;
 
 -- Only sweep captures have labelled forwards `attn_fwd/<impl>/...`; others return no rows. The
@@ -13,8 +13,16 @@ SELECT
   AVG(gpu_ns) AS gpu_ns_per_fwd,
   AVG(kernels) AS kernels_per_fwd,
   MIN(flops) AS flops,
+  MIN(causal_flops) AS causal_flops,
+  -- Rates divide by GPU time only; on a CPU capture they are NULL, not FLOPs over CPU time.
   MIN(flops) / NULLIF(AVG(gpu_ns), 0) / 1e3 AS gpu_tflops,
-  MIN(flops) / AVG(cpu_ns) / 1e3 AS cpu_tflops
+  MIN(causal_flops) / NULLIF(AVG(gpu_ns), 0) / 1e3 AS causal_gpu_tflops,
+  -- One [batch, heads, seq, seq] score matrix in q's dtype (an fp32 backend's is twice that).
+  MIN(batch * heads * seq * seq * elem_bytes) AS score_matrix_bytes,
+  -- Bytes read and written per forward, counted from shapes (guide_attention_traffic_in), and
+  -- those bytes over the GPU time.
+  AVG(traffic_bytes) AS traffic_bytes,
+  1e9 * AVG(traffic_bytes) / NULLIF(AVG(gpu_ns), 0) AS traffic_bytes_per_s
 FROM guide_attention_forward_summary
 WHERE impl IS NOT NULL
 GROUP BY impl, seq

@@ -1,7 +1,8 @@
 -- Which GEMM kernel runs each matrix multiply, what does its name say, and how fast is it?
 -- output: table
--- columns: op=Operator, m=M, n=N, k=K, dtype=Type, kernel=Kernel, decoded=What the name says, flops=FLOPs, kernel_ns=Kernel time, achieved_tflops=Achieved
+-- columns: op=Operator, m=M, n=N, k=K, dtype=Type, kernel=Kernel, decoded=What the name says, flops=FLOPs, kernel_ns=Kernel time, achieved_tflops=Achieved, tflops_peak_pct=% of peak
 INCLUDE PERFETTO MODULE guide.gemm;
+INCLUDE PERFETTO MODULE guide.hardware;
 INCLUDE PERFETTO MODULE guide.kernel_names;
 INCLUDE PERFETTO MODULE guide.shapes;
 
@@ -17,7 +18,12 @@ SELECT
   guide_kernel_names_summary(g.kernel_name) AS decoded,
   g.flops,
   NULLIF(g.kernel_dur, 0) AS kernel_ns,
-  CASE WHEN g.kernel_dur > 0 THEN g.flops / (g.kernel_dur * 1e3) END AS achieved_tflops
+  CASE WHEN g.kernel_dur > 0 THEN g.flops / (g.kernel_dur * 1e3) END AS achieved_tflops,
+  -- Achieved over the GPU's dense peak for the input type and the kernel's math (NULL on a CPU).
+  CASE WHEN g.kernel_dur > 0 THEN 100.0 * g.flops / (g.kernel_dur * 1e3)
+    / guide_hardware_peak_tflops(
+      guide_hardware_gemm_math(guide_shapes_dtype_label(g.dtype), g.kernel_name)
+    ) END AS tflops_peak_pct
 FROM guide_gemm_op AS g, first_step AS f
 WHERE g.ts >= f.ts AND g.ts < f.ts + f.dur
 ORDER BY g.ts;

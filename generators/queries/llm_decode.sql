@@ -1,13 +1,20 @@
 -- What one decode step (one new token per sequence) costs, and what it must read from memory
 -- output: values
 -- GPU columns (kernels, launches, kernel time, busy share, gaps) are NULL on a CPU-only trace.
+INCLUDE PERFETTO MODULE guide.hardware;
 INCLUDE PERFETTO MODULE guide.llm;
+INCLUDE PERFETTO MODULE guide.windows;
 
 WITH
   fwd AS (SELECT id AS window_id, ts, token_dur AS dur, track_id, phase, step, idx FROM guide_llm_forward),
   -- Decode turns: the forward plus generate's own work until the next forward starts.
   turn AS MATERIALIZED (
     SELECT * FROM guide_llm_window_cost!((SELECT * FROM fwd WHERE phase = 'decode'))
+  ),
+  -- The GPU's busy share of each decode turn, the guide's one definition (guide.windows): the
+  -- union of GPU activity clipped to the turn, over the turn's width.
+  turn_busy AS MATERIALIZED (
+    SELECT * FROM guide_windows_gpu_busy!((SELECT * FROM fwd WHERE phase = 'decode'))
   ),
   fwd_cpu AS MATERIALIZED (
     SELECT * FROM guide_llm_window_cost!(
@@ -64,6 +71,41 @@ WITH
     SELECT f.* FROM guide_llm_forward AS f, first_step
     WHERE f.step = first_step.step AND f.phase = 'prefill'
   ),
+  -- The prefill forward's own cost (its label only, as the phases table's prefill row).
+  pre AS MATERIALIZED (
+    SELECT * FROM guide_llm_window_cost!(
+      (SELECT id AS window_id, ts, dur, track_id FROM guide_llm_forward WHERE phase = 'prefill')
+    )
+  ),
+  -- The kernels of each decode step with their class (guide_llm_kernel_class).
+  dk AS MATERIALIZED (
+    SELECT window_id, launch_name, kernel_id, kernel_ts, kernel_dur, kernel_name,
+      guide_llm_kernel_class(kernel_name) AS class
+    FROM guide_llm_window_kernel!((SELECT * FROM fwd WHERE phase = 'decode'))
+  ),
+  -- GPU time of the GEMMs of each step as a union of their intervals (a running maximum of the
+  -- ends, as guide_llm_window_cost does for all kernels), so overlapping kernels count once.
+  gemm_gap AS (
+    SELECT
+      window_id,
+      kernel_dur,
+      MAX(0, kernel_ts - MAX(kernel_ts + kernel_dur) OVER (
+        PARTITION BY window_id ORDER BY kernel_ts, kernel_id
+        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
+      )) AS gap_ns,
+      kernel_ts,
+      kernel_id
+    FROM dk
+    WHERE class = 'GEMM'
+  ),
+  gemm AS (
+    SELECT
+      window_id,
+      COUNT(*) AS kernels,
+      MAX(kernel_ts + kernel_dur) - MIN(kernel_ts) - COALESCE(SUM(gap_ns), 0) AS union_ns
+    FROM gemm_gap
+    GROUP BY window_id
+  ),
   m AS (
     SELECT
       (SELECT AVG(bytes) FROM weights) AS weight_bytes,
@@ -72,13 +114,18 @@ WITH
       (SELECT AVG(cpu_ns) FROM turn) AS token_ns,
       (SELECT AVG(linear_ns) FROM weights) AS linear_ns,
       (SELECT AVG(kernel_ns) FROM turn) AS kernel_ns,
-      (SELECT peak_bytes_per_s FROM guide_llm_device) AS peak
+      (SELECT AVG(kernel_union_ns) FROM turn) AS kernel_union_ns,
+      (SELECT AVG(union_ns) FROM gemm) AS gemm_ns,
+      -- Whether the trace recorded GPU activity (counts are NULL, not 0, on a CPU trace).
+      (SELECT MAX(kernels) IS NOT NULL FROM turn) AS gpu,
+      guide_hardware_peak_bytes_per_s() AS peak
   )
 SELECT
   (SELECT COUNT(DISTINCT step) FROM guide_llm_forward) AS generate_calls,
   (SELECT COUNT(*) FROM turn) / (SELECT COUNT(DISTINCT step) FROM guide_llm_forward)
     AS decodes_per_call,
-  (SELECT name FROM guide_llm_device) AS device_name,
+  -- The trace's GPU (Kineto's deviceProperties), or 'cpu' on a CPU-only trace.
+  COALESCE((SELECT name FROM guide_hardware_device), 'cpu') AS device_name,
   m.batch,
   CAST((SELECT AVG(dur) FROM gen) AS INT) AS generate_ns,
   CAST((SELECT AVG(ns) FROM ttft) AS INT) AS ttft_ns,
@@ -101,7 +148,8 @@ SELECT
   -- Of those, kernels the trace processor dropped (counted from their launches, time unknown).
   (SELECT AVG(dropped_kernels) FROM turn) AS dropped_kernels_per_token,
   CAST(m.kernel_ns AS INT) AS kernel_ns_per_token,
-  100.0 * m.kernel_ns / m.token_ns AS gpu_busy_pct,
+  100.0 * (SELECT SUM(busy_ns) FROM turn_busy) / (SELECT SUM(window_ns) FROM turn_busy)
+    AS gpu_busy_pct,
   CAST((SELECT AVG(idle_ns) FROM turn) AS INT) AS gpu_idle_ns_per_token,
   (SELECT MAX(max_gap_ns) FROM turn) AS max_gap_ns,
   m.weight_bytes,
@@ -109,12 +157,53 @@ SELECT
   -- Most key/value positions one decode's attention reads per sequence (prompt + tokens so far).
   (SELECT MAX(kv_len) FROM kv) AS max_kv_len,
   m.weight_bytes + m.kv_bytes AS read_bytes,
-  -- Bytes read per decode step / time per decode step: the memory traffic the step sustained.
-  (m.weight_bytes + m.kv_bytes) * 1e9 / m.token_ns AS read_bytes_per_s,
-  (m.weight_bytes + m.kv_bytes) * 1e9 / NULLIF(m.kernel_ns, 0) AS kernel_read_bytes_per_s,
+  -- Over the time the step's kernels run (their union: overlapping kernels count once).
+  (m.weight_bytes + m.kv_bytes) * 1e9 / NULLIF(m.kernel_union_ns, 0) AS kernel_read_bytes_per_s,
   m.peak AS peak_bytes_per_s,
-  100.0 * (m.weight_bytes + m.kv_bytes) * 1e9 / m.token_ns / m.peak AS bandwidth_pct,
   CAST((m.weight_bytes + m.kv_bytes) * 1e9 / m.peak AS INT) AS read_at_peak_ns,
+  -- The bandwidth floor (those bytes read once at peak) as a share of a decode step's time: a
+  -- share of time, not a rate, so no bandwidth is ever divided by CPU time.
+  100.0 * (m.weight_bytes + m.kv_bytes) * 1e9 / m.peak / m.token_ns AS floor_share_pct,
+  CAST(m.kernel_union_ns AS INT) AS kernel_union_ns_per_token,
+  -- How many times the floor (bytes read at peak bandwidth) the step's kernels take.
+  m.kernel_union_ns / (m.weight_bytes + m.kv_bytes) / 1e9 * m.peak AS kernel_over_floor,
+  -- The GEMMs (which read the weights) against every other kernel of a decode step.
+  IIF(m.gpu, (SELECT COUNT(*) FROM dk WHERE class = 'GEMM') * 1.0 / (SELECT COUNT(*) FROM turn), NULL)
+    AS gemm_kernels_per_token,
+  CAST(m.gemm_ns AS INT) AS gemm_ns_per_token,
+  m.weight_bytes * 1e9 / NULLIF(m.gemm_ns, 0) AS gemm_read_bytes_per_s,
+  100.0 * m.weight_bytes * 1e9 / NULLIF(m.gemm_ns, 0) / m.peak AS gemm_bandwidth_pct,
+  100.0 * m.gemm_ns / NULLIF(m.kernel_union_ns, 0) AS gemm_share_pct,
+  IIF(m.gpu, (SELECT COUNT(*) FROM dk WHERE class NOT IN ('GEMM', 'attention')) * 1.0
+    / (SELECT COUNT(*) FROM turn), NULL) AS small_kernels_per_token,
+  CAST(
+    (SELECT SUM(kernel_dur) FROM dk WHERE class NOT IN ('GEMM', 'attention'))
+      / (SELECT COUNT(*) FROM turn) AS INT
+  ) AS small_kernel_ns_per_token,
+  -- Split-K: GEMMs that split their reduction, and the reduce kernels that finish them, kept in
+  -- the trace or dropped by the importer (a dropped kernel has a launch and no kernel).
+  IIF(m.gpu, (
+    SELECT COUNT(*) FROM dk
+    WHERE kernel_name GLOB '*splitK*' AND kernel_name NOT GLOB '*splitKreduce*'
+  ) * 1.0 / (SELECT COUNT(*) FROM turn), NULL) AS splitk_gemms_per_token,
+  IIF(m.gpu, (SELECT COUNT(*) FROM dk WHERE kernel_name GLOB '*splitKreduce*') * 1.0
+    / (SELECT COUNT(*) FROM turn), NULL) AS splitk_reduce_kept_per_token,
+  (SELECT GROUP_CONCAT(DISTINCT launch_name) FROM dk WHERE kernel_name GLOB '*splitKreduce*')
+    AS splitk_reduce_launch,
+  (SELECT GROUP_CONCAT(DISTINCT launch_name) FROM dk WHERE kernel_id IS NULL)
+    AS dropped_kernel_launch,
+  -- The importer's own count of the complete events it dropped, whole trace.
+  (SELECT COALESCE(SUM(value), 0) FROM stats WHERE name = 'slice_drop_overlapping_complete_event')
+    AS importer_dropped_events,
+  IIF(m.gpu, (SELECT COUNT(*) FROM guide_llm_kernel_launch WHERE kernel_id IS NULL), NULL)
+    AS trace_dropped_kernels,
+  -- The prefill forward: CPU time against the GPU time of its kernels.
+  CAST((SELECT AVG(cpu_ns) FROM pre) AS INT) AS prefill_cpu_ns,
+  CAST((SELECT AVG(launch_ns) FROM pre) AS INT) AS prefill_launch_ns,
+  (SELECT AVG(kernels) FROM pre) AS prefill_kernels,
+  CAST((SELECT AVG(kernel_ns) FROM pre) AS INT) AS prefill_kernel_ns,
+  CAST((SELECT AVG(kernel_union_ns) FROM pre) AS INT) AS prefill_kernel_union_ns,
+  (SELECT AVG(cpu_ns) * 1.0 / NULLIF(AVG(kernel_union_ns), 0) FROM pre) AS prefill_cpu_over_kernel,
   (SELECT ts FROM focus) / 1e9 AS decode_start_s,
   (SELECT ts + token_dur FROM focus) / 1e9 AS decode_end_s,
   (SELECT ts FROM prefill) / 1e9 AS prefill_start_s,

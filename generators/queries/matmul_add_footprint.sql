@@ -1,8 +1,9 @@
--- What did each kernel ask of the GPU: registers, shared memory, grid, block, estimated occupancy?
+-- What did each kernel ask of the GPU: registers, shared memory, grid, block, and how many of its warps can an SM hold?
 -- output: table
 -- needs: cuda
--- columns: name=Kernel, instances=Instances, registers_per_thread=Registers per thread, shared_memory_bytes=Shared memory per block, grid=Grid (blocks), block=Block (threads), blocks_per_sm=Blocks per SM, est_occupancy_pct=Est. achieved occupancy
+-- columns: name=Kernel, instances=Instances, registers_per_thread=Registers per thread, shared_memory_bytes=Shared memory per block, grid=Grid (blocks), block=Block (threads), blocks_per_sm=Grid blocks per SM, theoretical_occupancy_pct=Theoretical occupancy, occupancy_limit=Limited by, est_occupancy=Kineto's est. achieved occupancy
 INCLUDE PERFETTO MODULE guide.launch;
+INCLUDE PERFETTO MODULE guide.occupancy;
 
 SELECT
   k.name,
@@ -12,7 +13,13 @@ SELECT
   k.grid,
   k.block,
   MAX(k.blocks_per_sm) AS blocks_per_sm,
-  MAX(k.est_occupancy_pct) AS est_occupancy_pct
+  guide_occupancy_theoretical_pct(k.registers_per_thread, k.block_threads, k.shared_memory_bytes)
+    AS theoretical_occupancy_pct,
+  guide_occupancy_limit(k.registers_per_thread, k.block_threads, k.shared_memory_bytes)
+    AS occupancy_limit,
+  -- Kineto writes its estimate rounded to a whole percent: shown as it wrote it, so that a
+  -- rounded 13 does not read as more precise than a computed 12.5.
+  printf('%d %%', CAST(MAX(k.est_occupancy_pct) AS INT)) AS est_occupancy
 FROM guide_launch_kernel_footprint AS k
 JOIN guide_launch_chain AS c ON c.gpu_id = k.id
 -- Kernels launched during a profiled step (they may finish after it).

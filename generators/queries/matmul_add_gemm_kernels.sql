@@ -1,8 +1,10 @@
 -- Which GEMM kernels ran, how long did each take at its fastest, median and slowest, and at what rate?
 -- output: table
 -- needs: cuda
--- columns: op_name=Operator, kernel_name=Kernel, instances=Instances, min_ns=Min, median_ns=Median, max_ns=Max, median_tflops=At the median
+-- columns: op_name=Operator, kernel_name=Kernel, instances=Instances, min_ns=Min, median_ns=Median, max_ns=Max, median_tflops=At the median, tflops_peak_pct=% of peak
+INCLUDE PERFETTO MODULE guide.hardware;
 INCLUDE PERFETTO MODULE guide.launch;
+INCLUDE PERFETTO MODULE guide.shapes;
 
 WITH
   k AS (
@@ -22,7 +24,15 @@ SELECT
   MAX(CASE WHEN rn = (n + 1) / 2 THEN kernel_dur END) AS median_ns,
   MAX(kernel_dur) AS max_ns,
   MAX(CASE WHEN rn = (n + 1) / 2 THEN flops / CAST(kernel_dur AS DOUBLE) / 1e3 END)
-    AS median_tflops
+    AS median_tflops,
+  -- The median rate over the GPU's dense peak for the operator's input type and the kernel's
+  -- math.
+  100.0 * MAX(CASE WHEN rn = (n + 1) / 2 THEN flops / CAST(kernel_dur AS DOUBLE) / 1e3 END)
+    / guide_hardware_peak_tflops(guide_hardware_gemm_math(
+      MIN((SELECT guide_shapes_dtype_label(i.dtype) FROM guide_shapes_input AS i
+        WHERE i.slice_id = k.op_id AND i.input_index = 0)),
+      kernel_name
+    )) AS tflops_peak_pct
 FROM k
 GROUP BY op_name, kernel_name
 ORDER BY MIN(ts);

@@ -1,6 +1,7 @@
 -- How far does the GPU lane run behind the CPU lane, and where does the profiler's own work show?
 -- output: values
 INCLUDE PERFETTO MODULE guide.launch;
+INCLUDE PERFETTO MODULE guide.windows;
 
 WITH
   step AS (
@@ -16,6 +17,14 @@ WITH
     WHERE c.gpu_category = 'kernel'
   ),
   first_launch AS (SELECT * FROM launch ORDER BY ts LIMIT 1),
+  -- Each kernel launched in a step, split into launch latency (its stream was idle when the
+  -- launch returned) or queueing behind the stream's earlier work (guide_launch_queue).
+  queue AS (
+    SELECT q.*
+    FROM guide_launch_queue AS q
+    JOIN step AS st ON q.launch_ts >= st.ts AND q.launch_ts < st.ts + st.dur
+    WHERE q.gpu_category = 'kernel'
+  ),
   buffer AS (SELECT * FROM slice WHERE name GLOB '*Buffer Request*' ORDER BY ts),
   widest AS (SELECT * FROM step ORDER BY dur DESC LIMIT 1)
 SELECT
@@ -23,14 +32,23 @@ SELECT
   (SELECT launch_to_start_ns FROM first_launch) AS first_launch_to_kernel_ns,
   (SELECT MIN(launch_to_start_ns) FROM launch) AS launch_to_kernel_min_ns,
   (SELECT MAX(launch_to_start_ns) FROM launch) AS launch_to_kernel_max_ns,
-  -- GPU idle inside the first step: its width minus the kernel time launched from it.
-  (SELECT f.dur - SUM(l.gpu_dur) FROM launch AS l, first_step AS f WHERE l.step = f.step)
-    AS first_step_gpu_idle_ns,
-  -- How long the last kernel of the first step kept running after the step's CPU side ended.
+  -- Launches whose stream was idle when the call returned: launch latency (call start to kernel
+  -- start).
+  (SELECT COUNT(*) FROM queue WHERE NOT queued) AS idle_launches,
+  (SELECT MIN(latency_ns) FROM queue) AS latency_min_ns,
+  (SELECT MAX(latency_ns) FROM queue) AS latency_max_ns,
+  -- Launches whose stream was still busy: the kernel queued behind earlier work.
+  (SELECT COUNT(*) FROM queue WHERE queued) AS queued_launches,
+  (SELECT MAX(queue_ns) FROM queue) AS queue_max_ns,
+  (SELECT MIN(turnaround_ns) FROM queue) AS turnaround_min_ns,
+  (SELECT MAX(turnaround_ns) FROM queue) AS turnaround_max_ns,
+  -- The kernel with the longest launch-to-kernel delay: was it queued?
+  (SELECT queued FROM queue ORDER BY gpu_ts - launch_ts DESC LIMIT 1) AS longest_delay_queued,
+  -- GPU idle inside the first step: its width minus the GPU's busy time inside it (guide.windows).
   (
-    SELECT MAX(l.gpu_ts + l.gpu_dur) - (f.ts + f.dur)
-    FROM launch AS l, first_step AS f WHERE l.step = f.step
-  ) AS first_step_gpu_overrun_ns,
+    SELECT b.dur - b.busy_ns FROM guide_windows_step_busy AS b, first_step AS f
+    WHERE b.step = f.step
+  ) AS first_step_gpu_idle_ns,
   (SELECT COUNT(*) FROM buffer) AS buffer_requests,
   (SELECT dur FROM buffer LIMIT 1) AS buffer_request_ns,
   (SELECT dur FROM med) AS step_median_ns,

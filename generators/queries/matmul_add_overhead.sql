@@ -1,6 +1,7 @@
 -- How much of each step is the work itself (the GEMM on a CPU, kernels on a GPU), and how much is everything around it?
 -- output: values
 INCLUDE PERFETTO MODULE guide.launch;
+INCLUDE PERFETTO MODULE guide.windows;
 
 WITH
   step AS (SELECT * FROM guide_kineto_profiler_step),
@@ -25,7 +26,10 @@ WITH
     FROM guide_launch_chain AS c
     JOIN step AS st ON c.ts >= st.ts AND c.ts < st.ts + st.dur
     WHERE c.gpu_category = 'kernel'
-  )
+  ),
+  -- The label as the profiler also draws it on the GPU lane: one gpu_user_annotation per call,
+  -- from the first GPU activity it launched to the end of the last, idle stretches included.
+  label_gpu AS (SELECT dur FROM guide_kineto_slice WHERE category = 'gpu_user_annotation')
 SELECT
   (SELECT SUM(dur) FROM step) AS steps_total_ns,
   -- The label's median width: the CPU time one call of matmul_add takes.
@@ -37,5 +41,18 @@ SELECT
   (SELECT SUM(self_ns) FROM gemm) AS gemm_self_ns,
   100.0 * (SELECT SUM(self_ns) FROM gemm) / (SELECT SUM(dur) FROM step) AS gemm_self_pct,
   (SELECT NULLIF(COUNT(*), 0) FROM kernel) AS kernels,
-  (SELECT SUM(gpu_dur) FROM kernel) AS kernel_busy_ns,
-  100.0 * (SELECT SUM(gpu_dur) FROM kernel) / (SELECT SUM(dur) FROM step) AS gpu_busy_pct;
+  -- Summed durations of the kernels launched in the steps (wherever they ran).
+  (SELECT SUM(gpu_dur) FROM kernel) AS kernel_time_ns,
+  -- The GPU's busy share of the steps, the guide's one definition (guide.windows): over the
+  -- window from the first step's start to the last step's end.
+  (SELECT window_ns FROM guide_windows_steps_busy) AS window_ns,
+  (SELECT busy_ns FROM guide_windows_steps_busy) AS gpu_busy_ns,
+  100.0 * (SELECT busy_ns FROM guide_windows_steps_busy)
+    / (SELECT window_ns FROM guide_windows_steps_busy) AS gpu_busy_pct,
+  -- What key_averages() calls the label's "Self CUDA" (its GPU-lane annotation's width) and the
+  -- "Self CUDA time total" it divides by (every GPU activity's duration), and their ratio:
+  -- the table's "Self CUDA %" of the label row is 100 times it.
+  (SELECT NULLIF(SUM(dur), 0) FROM label_gpu) AS label_gpu_span_ns,
+  (SELECT NULLIF(SUM(dur), 0) FROM guide_kineto_gpu_activity) AS gpu_time_total_ns,
+  (SELECT SUM(dur) FROM label_gpu) * 1.0
+    / (SELECT NULLIF(SUM(dur), 0) FROM guide_kineto_gpu_activity) AS label_gpu_span_ratio;

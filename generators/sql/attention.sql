@@ -27,6 +27,104 @@ SELECT CASE
     * COALESCE(extract_arg($arg_set_id, 'args.Input Dims[' || $i || '][4]'), 1)
 END;
 
+-- Bytes of an operator's i-th input tensor as stored: dimensions with stride 0 (a broadcast made
+-- with `expand`) count once, so a [seq, seq] mask expanded to [batch, heads, seq, seq] is
+-- seq * seq elements. NULL when that input is not a tensor with recorded dimensions, or its
+-- type has no known element size. A tensor with no dimensions (a 0-dimensional scalar tensor)
+-- records no `Input Dims` entries and so reads as NULL: a few bytes, left out.
+CREATE PERFETTO FUNCTION guide_attention_input_bytes(
+  -- Argument set of the operator slice.
+  arg_set_id LONG,
+  -- Input index (0-based).
+  i LONG
+)
+RETURNS LONG AS
+SELECT CASE
+  WHEN extract_arg($arg_set_id, 'args.Input Dims[' || $i || '][0]') IS NULL THEN NULL
+  ELSE guide_shapes_elem_bytes(extract_arg($arg_set_id, 'args.Input type[' || $i || ']'))
+    * (CASE WHEN extract_arg($arg_set_id, 'args.Input Strides[' || $i || '][0]') = 0 THEN 1
+        ELSE extract_arg($arg_set_id, 'args.Input Dims[' || $i || '][0]') END)
+    * (CASE WHEN extract_arg($arg_set_id, 'args.Input Strides[' || $i || '][1]') = 0 THEN 1
+        ELSE COALESCE(extract_arg($arg_set_id, 'args.Input Dims[' || $i || '][1]'), 1) END)
+    * (CASE WHEN extract_arg($arg_set_id, 'args.Input Strides[' || $i || '][2]') = 0 THEN 1
+        ELSE COALESCE(extract_arg($arg_set_id, 'args.Input Dims[' || $i || '][2]'), 1) END)
+    * (CASE WHEN extract_arg($arg_set_id, 'args.Input Strides[' || $i || '][3]') = 0 THEN 1
+        ELSE COALESCE(extract_arg($arg_set_id, 'args.Input Dims[' || $i || '][3]'), 1) END)
+    * (CASE WHEN extract_arg($arg_set_id, 'args.Input Strides[' || $i || '][4]') = 0 THEN 1
+        ELSE COALESCE(extract_arg($arg_set_id, 'args.Input Dims[' || $i || '][4]'), 1) END)
+END;
+
+-- Elements an operator writes, from its recorded inputs (a Kineto trace records no output
+-- shapes). In-place operators (a trailing `_`: `copy_`, `fill_`, `masked_fill_`, `add_`) write
+-- their first input; `bmm` / `mm` write [batch,] rows x columns of their two inputs; the
+-- reductions `all`, `any`, `sum`, `mean`, `amax`, `amin` write the input less the reduced
+-- dimension (one element when no single dimension is recorded); every other operator writes a
+-- tensor as large as its largest input, which is its broadcast shape whenever one input has
+-- that shape (true of every operator in the guide's attention traces).
+CREATE PERFETTO FUNCTION guide_attention_op_write_numel(
+  -- Operator name.
+  name STRING,
+  -- Argument set of the operator slice.
+  arg_set_id LONG
+)
+RETURNS LONG AS
+SELECT CASE
+  WHEN $name GLOB 'aten::*_' THEN guide_attention_input_numel($arg_set_id, 0)
+  WHEN $name = 'aten::bmm' THEN
+    extract_arg($arg_set_id, 'args.Input Dims[0][0]')
+    * extract_arg($arg_set_id, 'args.Input Dims[0][1]')
+    * extract_arg($arg_set_id, 'args.Input Dims[1][2]')
+  WHEN $name = 'aten::mm' THEN
+    extract_arg($arg_set_id, 'args.Input Dims[0][0]')
+    * extract_arg($arg_set_id, 'args.Input Dims[1][1]')
+  WHEN $name IN (
+      'aten::all', 'aten::any', 'aten::sum', 'aten::mean', 'aten::amax', 'aten::amin'
+    ) THEN COALESCE(
+      guide_attention_input_numel($arg_set_id, 0) / extract_arg(
+        $arg_set_id,
+        'args.Input Dims[0]['
+          || (CAST(extract_arg($arg_set_id, 'args.Concrete Inputs[1]') AS INT)
+            + CASE WHEN CAST(extract_arg($arg_set_id, 'args.Concrete Inputs[1]') AS INT) < 0
+              THEN (
+                SELECT COUNT(*) FROM args
+                WHERE arg_set_id = $arg_set_id AND key LIKE 'args.Input Dims[0][%'
+              )
+              ELSE 0 END)
+          || ']'
+      ),
+      1)
+  ELSE MAX(
+    COALESCE(guide_attention_input_numel($arg_set_id, 0), 0),
+    COALESCE(guide_attention_input_numel($arg_set_id, 1), 0),
+    COALESCE(guide_attention_input_numel($arg_set_id, 2), 0),
+    COALESCE(guide_attention_input_numel($arg_set_id, 3), 0),
+    COALESCE(guide_attention_input_numel($arg_set_id, 4), 0)
+  )
+END;
+
+-- Bytes per element of what an operator writes: 1 for operators that return booleans
+-- (comparisons, `isneginf`, `all`, ...), the larger of the two value inputs for `where` (a
+-- Python number there makes a float32 result), else the first input's.
+CREATE PERFETTO FUNCTION guide_attention_op_write_elem_bytes(
+  -- Operator name.
+  name STRING,
+  -- Argument set of the operator slice.
+  arg_set_id LONG
+)
+RETURNS LONG AS
+SELECT CASE
+  WHEN $name IN (
+      'aten::isneginf', 'aten::isposinf', 'aten::isinf', 'aten::isnan', 'aten::eq', 'aten::ne',
+      'aten::lt', 'aten::le', 'aten::gt', 'aten::ge', 'aten::logical_and', 'aten::logical_or',
+      'aten::logical_not', 'aten::all', 'aten::any'
+    ) THEN 1
+  WHEN $name = 'aten::where' THEN COALESCE(NULLIF(MAX(
+      COALESCE(guide_shapes_elem_bytes(extract_arg($arg_set_id, 'args.Input type[1]')), 0),
+      COALESCE(guide_shapes_elem_bytes(extract_arg($arg_set_id, 'args.Input type[2]')), 0)
+    ), 0), 4)
+  ELSE guide_shapes_elem_bytes(extract_arg($arg_set_id, 'args.Input type[0]'))
+END;
+
 -- What kind of work a GPU kernel or copy is, read from its name: the fused attention kernels
 -- of each SDPA backend, GEMMs on tensor cores or on CUDA cores, and the unfused pieces.
 CREATE PERFETTO FUNCTION guide_attention_kernel_family(
@@ -85,7 +183,9 @@ CREATE PERFETTO TABLE guide_attention_gpu_work(
   launch_ts TIMESTAMP,
   -- Track of the CPU thread that made the call.
   launch_track_id LONG,
-  -- Name of the CPU slice enclosing the launch (usually an aten:: operator).
+  -- Slice id of the CPU slice enclosing the launch (usually an aten:: operator).
+  op_id LONG,
+  -- Its name.
   op_name STRING,
   -- Name of the slice enclosing that one.
   op_parent_name STRING,
@@ -98,7 +198,9 @@ CREATE PERFETTO TABLE guide_attention_gpu_work(
   -- Shared memory per block in bytes, as the trace records it (kernels only).
   shared_memory_bytes LONG,
   -- The profiler's own estimate of achieved occupancy, 0-100 (kernels only).
-  reported_occupancy_pct DOUBLE
+  reported_occupancy_pct DOUBLE,
+  -- Bytes a memcpy copies or a memset sets, as the trace records them (NULL for kernels).
+  bytes LONG
 ) AS
 SELECT
   g.id,
@@ -112,6 +214,7 @@ SELECT
   r.category AS launch_category,
   r.ts AS launch_ts,
   rs.track_id AS launch_track_id,
+  op.id AS op_id,
   op.name AS op_name,
   opp.name AS op_parent_name,
   extract_arg(g.arg_set_id, 'args.registers per thread') AS registers_per_thread,
@@ -122,43 +225,14 @@ SELECT
     * COALESCE(extract_arg(g.arg_set_id, 'args.grid[1]'), 1)
     * COALESCE(extract_arg(g.arg_set_id, 'args.grid[2]'), 1) AS grid_blocks,
   extract_arg(g.arg_set_id, 'args.shared memory') AS shared_memory_bytes,
-  extract_arg(g.arg_set_id, 'args.est. achieved occupancy %') AS reported_occupancy_pct
+  extract_arg(g.arg_set_id, 'args.est. achieved occupancy %') AS reported_occupancy_pct,
+  extract_arg(g.arg_set_id, 'args.bytes') AS bytes
 FROM guide_kineto_gpu_activity AS g
 LEFT JOIN guide_kineto_launch_link AS ll ON ll.gpu_id = g.id
 LEFT JOIN guide_kineto_runtime_call AS r ON r.id = ll.launch_id
 LEFT JOIN slice AS rs ON rs.id = r.id
 LEFT JOIN slice AS op ON op.id = r.parent_id
 LEFT JOIN slice AS opp ON opp.id = op.parent_id;
-
--- Occupancy a kernel can reach at most when registers are the only limit, 0-100: how many of
--- its blocks fit in an SM's register file, as warps out of the SM's maximum. Registers are
--- allocated per warp in units of 256; `regs_per_sm` and `max_warps_per_sm` are 65536 and 64 on
--- A100 and H100. Shared memory may lower it further; this does not model that.
-CREATE PERFETTO FUNCTION guide_attention_register_occupancy_pct(
-  -- Registers per thread.
-  registers_per_thread LONG,
-  -- Threads per block.
-  block_threads LONG,
-  -- Registers per SM.
-  regs_per_sm LONG,
-  -- Most resident warps per SM.
-  max_warps_per_sm LONG
-)
-RETURNS DOUBLE AS
-WITH w AS (
-  SELECT
-    ($block_threads + 31) / 32 AS warps_per_block,
-    (($registers_per_thread * 32 + 255) / 256) * 256 AS regs_per_warp
-)
-SELECT CASE
-  WHEN $registers_per_thread IS NULL OR $block_threads IS NULL OR $registers_per_thread = 0
-    THEN NULL
-  ELSE 100.0 * MIN(
-    ($regs_per_sm / (w.regs_per_warp * w.warps_per_block)) * w.warps_per_block,
-    $max_warps_per_sm
-  ) / $max_warps_per_sm
-END
-FROM w;
 
 -- View operators: they give a tensor a new shape or strides and touch no data.
 CREATE PERFETTO FUNCTION guide_attention_is_view_op(
@@ -185,6 +259,177 @@ RETURNS TableOrSubquery AS
   FROM $regions AS r
   JOIN guide_attention_gpu_work AS w
     ON w.launch_track_id = r.track_id AND w.launch_ts >= r.ts AND w.launch_ts < r.ts + r.dur
+);
+
+-- Operators that move no data of their own: views, allocations, and the conversions `aten::to`
+-- and `aten::contiguous`, which either call an operator that copies or return their input.
+CREATE PERFETTO FUNCTION guide_attention_moves_no_data(
+  -- Operator name.
+  name STRING
+)
+RETURNS BOOL AS
+SELECT guide_attention_is_view_op($name)
+  OR $name GLOB 'aten::empty*'
+  OR $name IN ('aten::resize_', 'aten::to', 'aten::contiguous');
+
+-- Time covered by at least one interval of each group: the union of the intervals, not the sum
+-- of their durations. Work on one stream can overlap (cuBLAS's split-K reduce kernel starts
+-- before its GEMM ends), and so can work on different streams. `intervals` needs the columns
+-- group_id, ts and dur. Returns one row per group: group_id, busy_ns.
+CREATE PERFETTO MACRO guide_attention_busy_ns(intervals TableOrSubquery)
+RETURNS TableOrSubquery AS
+(
+  WITH
+    busy_iv AS (SELECT group_id, ts, ts + dur AS end_ts FROM $intervals),
+    busy_ordered AS (
+      SELECT
+        group_id,
+        ts,
+        end_ts,
+        MAX(end_ts) OVER (
+          PARTITION BY group_id ORDER BY ts, end_ts
+          ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
+        ) AS prev_end
+      FROM busy_iv
+    ),
+    -- An interval that starts after everything before it has ended opens a new island.
+    busy_island AS (
+      SELECT
+        group_id,
+        ts,
+        end_ts,
+        SUM(CASE WHEN prev_end IS NULL OR ts > prev_end THEN 1 ELSE 0 END) OVER (
+          PARTITION BY group_id ORDER BY ts, end_ts ROWS UNBOUNDED PRECEDING
+        ) AS k
+      FROM busy_ordered
+    )
+  SELECT group_id, SUM(island_end - island_start) AS busy_ns
+  FROM (
+    SELECT group_id, k, MIN(ts) AS island_start, MAX(end_ts) AS island_end
+    FROM busy_island
+    GROUP BY group_id, k
+  )
+  GROUP BY group_id
+);
+
+-- Memory traffic of the operators that do the work inside CPU regions, counted from their
+-- recorded shapes: the guide's one definition of the bytes an operator (and the GPU work it
+-- launches) moves. For each such operator: bytes read = its tensor inputs as stored
+-- (guide_attention_input_bytes), except that `copy_` reads only its source (its first input is
+-- the destination), `where` with an `out` tensor does not read that one, and `fill_` / `zero_`
+-- read nothing; bytes written = what it writes
+-- (guide_attention_op_write_numel x guide_attention_op_write_elem_bytes), plus what any memset
+-- it launched sets. That is the least the work must move: a kernel that reads an input more
+-- than once from memory moves more, and one whose data sits in the GPU's L2 cache moves less
+-- through memory.
+-- The operators that do the work are, in a trace with GPU activity, those that launched GPU
+-- work themselves (a launch call directly inside them); in a trace without, the innermost
+-- operators that move data (no view, allocation or conversion below them does).
+-- `regions` needs id, ts, dur, track_id, depth, batch, heads and seq (as
+-- guide_attention_with_shape gives them). Returns one row per (region, operator):
+--   region_id, op_id, name, ts: the region, and the operator's slice id, name and start (ns);
+--   read_bytes, write_bytes: bytes read and written, as above;
+--   score_read_bytes: the part of read_bytes in inputs of [batch, heads, seq, seq] elements;
+--   score_write_bytes: write_bytes when what it writes has [batch, heads, seq, seq] elements,
+--     else 0;
+--   gpu_items: kernels, memcpys and memsets it launched (0 in a trace without GPU activity);
+--   gpu_ns: the time they ran, as the union of their intervals (NULL when none).
+CREATE PERFETTO MACRO guide_attention_traffic_in(regions TableOrSubquery)
+RETURNS TableOrSubquery AS
+(
+  WITH
+    tr_reg AS (
+      SELECT id, ts, dur, track_id, depth, batch * heads * seq * seq AS score_numel
+      FROM $regions
+    ),
+    tr_has_gpu AS (SELECT EXISTS (SELECT 1 FROM guide_kineto_gpu_activity) AS yes),
+    tr_op AS (
+      SELECT r.id AS region_id, r.score_numel, s.id, s.ts, s.name, s.arg_set_id
+      FROM tr_reg AS r
+      JOIN slice AS s
+        ON s.track_id = r.track_id AND s.ts >= r.ts AND s.ts < r.ts + r.dur
+        AND s.depth > r.depth
+      WHERE s.category = 'cpu_op'
+    ),
+    tr_launched AS (
+      SELECT
+        op_id,
+        COUNT(*) AS n,
+        SUM(CASE WHEN category = 'gpu_memset' THEN COALESCE(bytes, 0) ELSE 0 END)
+          AS memset_bytes
+      FROM guide_attention_gpu_work
+      WHERE op_id IS NOT NULL
+      GROUP BY op_id
+    ),
+    tr_working AS (
+      SELECT tr_op.*, COALESCE(l.n, 0) AS gpu_items, COALESCE(l.memset_bytes, 0) AS memset_bytes
+      FROM tr_op
+      CROSS JOIN tr_has_gpu
+      LEFT JOIN tr_launched AS l ON l.op_id = tr_op.id
+      WHERE CASE
+        WHEN tr_has_gpu.yes THEN l.op_id IS NOT NULL
+        ELSE NOT guide_attention_moves_no_data(tr_op.name)
+          AND NOT EXISTS (
+            SELECT 1 FROM slice AS c
+            WHERE c.parent_id = tr_op.id AND c.category = 'cpu_op'
+              AND NOT guide_attention_moves_no_data(c.name)
+          )
+      END
+    ),
+    tr_input AS (
+      SELECT
+        w.id,
+        w.score_numel,
+        guide_attention_input_numel(w.arg_set_id, n.i) AS numel,
+        COALESCE(guide_attention_input_bytes(w.arg_set_id, n.i), 0) AS bytes
+      FROM tr_working AS w
+      CROSS JOIN (
+        SELECT 0 AS i UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4
+      ) AS n
+      WHERE NOT (w.name = 'aten::copy_' AND n.i = 0)
+        -- `where` with a fourth tensor is `where.self_out`: the fourth is its destination.
+        AND NOT (w.name = 'aten::where' AND n.i = 3)
+        AND w.name NOT IN ('aten::fill_', 'aten::zero_')
+    ),
+    tr_reads AS (
+      SELECT
+        id,
+        SUM(bytes) AS read_bytes,
+        SUM(CASE WHEN numel = score_numel THEN bytes ELSE 0 END) AS score_read_bytes
+      FROM tr_input
+      GROUP BY id
+    ),
+    tr_writes AS (
+      SELECT
+        id,
+        guide_attention_op_write_numel(name, arg_set_id) AS numel,
+        COALESCE(
+          guide_attention_op_write_numel(name, arg_set_id)
+            * guide_attention_op_write_elem_bytes(name, arg_set_id),
+          0) AS bytes
+      FROM tr_working
+    ),
+    tr_busy AS (
+      SELECT * FROM guide_attention_busy_ns!((
+        SELECT op_id AS group_id, ts, dur FROM guide_attention_gpu_work
+        WHERE op_id IN (SELECT id FROM tr_working)
+      ))
+    )
+  SELECT
+    w.region_id,
+    w.id AS op_id,
+    w.name,
+    w.ts,
+    COALESCE(rd.read_bytes, 0) AS read_bytes,
+    wr.bytes + w.memset_bytes AS write_bytes,
+    COALESCE(rd.score_read_bytes, 0) AS score_read_bytes,
+    CASE WHEN wr.numel = w.score_numel THEN wr.bytes ELSE 0 END AS score_write_bytes,
+    w.gpu_items,
+    b.busy_ns AS gpu_ns
+  FROM tr_working AS w
+  LEFT JOIN tr_reads AS rd ON rd.id = w.id
+  JOIN tr_writes AS wr ON wr.id = w.id
+  LEFT JOIN tr_busy AS b ON b.group_id = w.id
 );
 
 -- CPU regions with the attention shape they compute: read from the region itself when it is an
@@ -235,8 +480,8 @@ RETURNS TableOrSubquery AS
   LEFT JOIN shape_op AS o ON o.region_id = r.id AND o.rn = 1
 );
 
--- One row per region: CPU operators, GPU work launched from inside it, and the traffic through
--- [seq, seq] score tensors its operators read. `regions` needs the columns of
+-- One row per region: CPU operators, GPU work launched from inside it, and the memory traffic
+-- through [batch, heads, seq, seq] score tensors. `regions` needs the columns of
 -- guide_attention_with_shape. Returns one row per region with the columns:
 --   id, name, impl, ts: the region's slice id, name, implementation label and start (ns);
 --   cpu_ns: the region's duration on its CPU thread (ns);
@@ -248,14 +493,21 @@ RETURNS TableOrSubquery AS
 --   copies: GPU memcpys launched from inside the region;
 --   memsets: GPU memsets launched from inside the region;
 --   copy_gpu_ns: summed duration of those memcpys on the GPU (ns);
---   gpu_ns: summed duration of that GPU work (ns);
+--   gpu_ns: time the GPU spent on that work: the union of its intervals, so that work which
+--     overlaps (a split-K reduce kernel starting before its GEMM ends) counts once (ns);
 --   launch_apis: the distinct runtime and driver calls that launched it, comma-separated;
 --   score_passes: innermost non-view operators reading a [batch, heads, seq, seq]-sized input;
---   score_traffic_bytes: bytes of such inputs read, doubled for the write of a same-size result
---     (an estimate);
---   flops: dense attention FLOPs of the two matmuls, 4 * batch * heads * seq^2 * head_dim.
--- kernels, copies, memsets, copy_gpu_ns and gpu_ns are NULL when the trace has no GPU activity at all (a CPU capture),
--- so that a CPU capture never reads as "zero kernels, zero GPU time"; launch_apis is NULL then.
+--   traffic_bytes: bytes read and written by the operators that do the work, counted from their
+--     shapes (guide_attention_traffic_in);
+--   score_traffic_bytes: the part of traffic_bytes in [batch, heads, seq, seq]-sized tensors;
+--   flops: FLOPs of the two matrix products over the full score matrix,
+--     4 * batch * heads * seq^2 * head_dim (2 per multiply-add);
+--   causal_flops: the same over the entries a causal mask keeps visible, the diagonal included
+--     (a query sees its own key): seq * (seq + 1) / 2 of the seq^2 per head, so
+--     2 * batch * heads * seq * (seq + 1) * head_dim.
+-- kernels, copies, memsets, copy_gpu_ns and gpu_ns are NULL when the trace has no GPU activity
+-- at all (a CPU capture), so that a CPU capture never reads as "zero kernels, zero GPU time";
+-- launch_apis is NULL then.
 CREATE PERFETTO MACRO guide_attention_summary(regions TableOrSubquery)
 RETURNS TableOrSubquery AS
 (
@@ -280,18 +532,7 @@ RETURNS TableOrSubquery AS
     reader AS (
       -- Operators that touch data (no views or allocations) with a score-sized first or
       -- second input.
-      SELECT
-        o.*,
-        COALESCE(
-          CASE WHEN guide_attention_input_numel(o.arg_set_id, 0) = o.score_numel
-            THEN o.score_numel
-              * guide_shapes_elem_bytes(extract_arg(o.arg_set_id, 'args.Input type[0]'))
-          END, 0)
-        + COALESCE(
-          CASE WHEN guide_attention_input_numel(o.arg_set_id, 1) = o.score_numel
-            THEN o.score_numel
-              * guide_shapes_elem_bytes(extract_arg(o.arg_set_id, 'args.Input type[1]'))
-          END, 0) AS read_bytes
+      SELECT o.*
       FROM op AS o
       WHERE NOT guide_attention_is_view_op(o.name)
         AND o.name NOT GLOB 'aten::empty*'
@@ -302,12 +543,23 @@ RETURNS TableOrSubquery AS
     ),
     score_read AS (
       -- Innermost readers only: an operator handing the tensor to another is not a pass.
-      SELECT rd.region_id, COUNT(*) AS passes, SUM(rd.read_bytes) AS read_bytes
+      SELECT rd.region_id, COUNT(*) AS passes
       FROM reader AS rd
       WHERE NOT EXISTS (SELECT 1 FROM reader AS c WHERE c.parent_id = rd.id)
       GROUP BY rd.region_id
     ),
+    traffic AS (
+      SELECT
+        region_id,
+        SUM(read_bytes + write_bytes) AS traffic_bytes,
+        SUM(score_read_bytes + score_write_bytes) AS score_traffic_bytes
+      FROM guide_attention_traffic_in!(reg)
+      GROUP BY region_id
+    ),
     work AS (SELECT * FROM guide_attention_work_in!(reg)),
+    busy AS (
+      SELECT * FROM guide_attention_busy_ns!((SELECT region_id AS group_id, ts, dur FROM work))
+    ),
     -- Per-region aggregates as grouped joins, not as subqueries run once per region.
     op_agg AS (
       SELECT
@@ -324,8 +576,7 @@ RETURNS TableOrSubquery AS
         SUM(category = 'kernel') AS kernels,
         SUM(category = 'gpu_memcpy') AS copies,
         SUM(category = 'gpu_memset') AS memsets,
-        SUM(CASE WHEN category = 'gpu_memcpy' THEN dur ELSE 0 END) AS copy_gpu_ns,
-        SUM(dur) AS gpu_ns
+        SUM(CASE WHEN category = 'gpu_memcpy' THEN dur ELSE 0 END) AS copy_gpu_ns
       FROM work
       GROUP BY region_id
     ),
@@ -356,17 +607,21 @@ RETURNS TableOrSubquery AS
     CASE WHEN has_gpu.yes THEN COALESCE(wa.copies, 0) END AS copies,
     CASE WHEN has_gpu.yes THEN COALESCE(wa.memsets, 0) END AS memsets,
     CASE WHEN has_gpu.yes THEN COALESCE(wa.copy_gpu_ns, 0) END AS copy_gpu_ns,
-    CASE WHEN has_gpu.yes THEN COALESCE(wa.gpu_ns, 0) END AS gpu_ns,
+    CASE WHEN has_gpu.yes THEN COALESCE(b.busy_ns, 0) END AS gpu_ns,
     api.launch_apis,
     COALESCE(sr.passes, 0) AS score_passes,
-    2 * COALESCE(sr.read_bytes, 0) AS score_traffic_bytes,
-    4 * r.batch * r.heads * r.seq * r.seq * r.head_dim AS flops
+    COALESCE(t.traffic_bytes, 0) AS traffic_bytes,
+    COALESCE(t.score_traffic_bytes, 0) AS score_traffic_bytes,
+    4 * r.batch * r.heads * r.seq * r.seq * r.head_dim AS flops,
+    2 * r.batch * r.heads * r.seq * (r.seq + 1) * r.head_dim AS causal_flops
   FROM reg AS r
   CROSS JOIN has_gpu
   LEFT JOIN op_agg AS oa ON oa.region_id = r.id
   LEFT JOIN work_agg AS wa ON wa.region_id = r.id
+  LEFT JOIN busy AS b ON b.group_id = r.id
   LEFT JOIN api ON api.region_id = r.id
   LEFT JOIN score_read AS sr ON sr.region_id = r.id
+  LEFT JOIN traffic AS t ON t.region_id = r.id
 );
 
 -- The annotated forward regions (`attn_fwd`, or `attn_fwd/<impl>/...` in a sweep) with their
@@ -438,20 +693,27 @@ CREATE PERFETTO TABLE guide_attention_forward_summary(
   memsets LONG,
   -- Summed GPU duration of those memcpys (ns); NULL in a trace without GPU activity.
   copy_gpu_ns LONG,
-  -- Summed duration of that GPU work (ns); NULL in a trace without GPU activity.
+  -- Time the GPU spent on that work, the union of its intervals (ns); NULL in a trace without
+  -- GPU activity.
   gpu_ns LONG,
   -- Distinct launch calls (runtime or driver API), comma-separated; NULL when none.
   launch_apis STRING,
   -- Innermost non-view operators reading a [batch, heads, seq, seq]-sized input.
   score_passes LONG,
-  -- Estimated bytes read and written through score-sized tensors.
+  -- Bytes read and written by the operators that do the work, from their shapes.
+  traffic_bytes LONG,
+  -- The part of traffic_bytes in [batch, heads, seq, seq]-sized tensors.
   score_traffic_bytes LONG,
-  -- Dense attention FLOPs of the two matmuls: 4 * batch * heads * seq^2 * head_dim.
-  flops LONG
+  -- FLOPs of the two matmuls over the full score matrix: 4 * batch * heads * seq^2 * head_dim.
+  flops LONG,
+  -- The same over the causally visible entries, diagonal included:
+  -- 2 * batch * heads * seq * (seq + 1) * head_dim.
+  causal_flops LONG
 ) AS
 SELECT
   id, name, impl, ts, cpu_ns, batch, heads, seq, head_dim, elem_bytes, cpu_ops, sdpa_self_ns,
-  kernels, copies, memsets, copy_gpu_ns, gpu_ns, launch_apis, score_passes, score_traffic_bytes, flops
+  kernels, copies, memsets, copy_gpu_ns, gpu_ns, launch_apis, score_passes, traffic_bytes,
+  score_traffic_bytes, flops, causal_flops
 FROM guide_attention_summary!(guide_attention_forward);
 
 -- Every CPU slice inside a forward region (operators and runtime calls), with its forward.

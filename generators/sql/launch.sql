@@ -4,6 +4,7 @@
 -- Every view works on CPU-only traces too: the launch, kernel and synchronisation columns are
 -- then empty (NULL) or the views have no rows, while the CPU part of each chain is still there.
 INCLUDE PERFETTO MODULE guide.kineto;
+INCLUDE PERFETTO MODULE guide.windows;
 
 -- Every GPU launch and every leaf CPU operator, with the chain of annotations and operators that
 -- led to it: `ProfilerStep#N → label → aten::… → launch call → kernel`.
@@ -123,7 +124,8 @@ CREATE PERFETTO VIEW guide_launch_occupancy(
   -- Kernel it launched.
   kernel_name STRING,
   -- Calls named cuda/hipOccupancy* inside the same operator that started before this launch
-  -- (and after the operator's previous launch).
+  -- (and after the operator's previous kernel launch: a cudaMemsetAsync the operator makes
+  -- between its occupancy queries and its kernel does not reset the count).
   occupancy_calls LONG
 ) AS
 SELECT
@@ -139,7 +141,7 @@ SELECT
       AND d.ts > COALESCE(
         (
           SELECT MAX(p.ts) FROM guide_launch_chain AS p
-          WHERE p.op_id = c.op_id AND p.gpu_id IS NOT NULL AND p.ts < c.ts
+          WHERE p.op_id = c.op_id AND p.gpu_category = 'kernel' AND p.ts < c.ts
         ),
         0
       )
@@ -165,13 +167,19 @@ CREATE PERFETTO VIEW guide_launch_kernel_footprint(
   grid STRING,
   -- Block size as 'x × y × z' threads.
   block STRING,
+  -- Threads per block.
+  block_threads LONG,
   -- Total threads launched (grid × block).
   threads LONG,
   -- Blocks per SM as the profiler estimated it (blocks / SMs).
   blocks_per_sm DOUBLE,
   -- Warps per SM as the profiler estimated it.
   warps_per_sm DOUBLE,
-  -- Estimated achieved occupancy (0-100), from the profiler's occupancy calculator.
+  -- Kineto's "est. achieved occupancy %" (0-100, a whole number): the CUDA occupancy
+  -- calculator's blocks per SM for this footprint, capped by the grid's blocks per SM, times
+  -- threads per block over the SM's 2,048 threads. Not a measurement. Kineto asks the calculator
+  -- without the kernel's opt-in to more than 48 KB of shared memory per block, so (likely) any
+  -- kernel above that reads 0.
   est_occupancy_pct DOUBLE
 ) AS
 WITH k AS (
@@ -200,6 +208,7 @@ SELECT
   smem AS shared_memory_bytes,
   gx || ' × ' || gy || ' × ' || gz AS grid,
   bx || ' × ' || by || ' × ' || bz AS block,
+  bx * by * bz AS block_threads,
   gx * gy * gz * bx * by * bz AS threads,
   bps AS blocks_per_sm,
   wps AS warps_per_sm,
@@ -281,7 +290,8 @@ CREATE PERFETTO VIEW guide_launch_sync(
   dur DURATION,
   -- GPU activities that were still running or queued when the call started.
   pending_activities LONG,
-  -- Busy GPU time inside the call's span (ns): the waited-for work the call overlapped.
+  -- Busy GPU time inside the call's span (ns): the waited-for work the call overlapped, as a
+  -- union of intervals (guide_windows_gpu_busy).
   gpu_busy_ns LONG,
   -- End of the last GPU activity that started before the call returned (ns).
   last_gpu_end TIMESTAMP,
@@ -297,11 +307,7 @@ SELECT
     SELECT COUNT(*) FROM guide_kineto_gpu_activity AS g
     WHERE g.ts + g.dur > s.ts AND g.ts < s.ts + s.dur
   ) AS pending_activities,
-  (
-    SELECT COALESCE(SUM(MIN(g.ts + g.dur, s.ts + s.dur) - MAX(g.ts, s.ts)), 0)
-    FROM guide_kineto_gpu_activity AS g
-    WHERE g.ts + g.dur > s.ts AND g.ts < s.ts + s.dur
-  ) AS gpu_busy_ns,
+  b.busy_ns AS gpu_busy_ns,
   (
     SELECT MAX(g.ts + g.dur) FROM guide_kineto_gpu_activity AS g WHERE g.ts < s.ts + s.dur
   ) AS last_gpu_end,
@@ -309,4 +315,73 @@ SELECT
     SELECT MAX(g.ts + g.dur) FROM guide_kineto_gpu_activity AS g WHERE g.ts < s.ts + s.dur
   ) AS tail_ns
 FROM guide_kineto_slice AS s
+JOIN guide_windows_gpu_busy!(
+  (SELECT id AS window_id, ts, dur FROM guide_kineto_slice WHERE name GLOB '*DeviceSynchronize')
+) AS b ON b.window_id = s.id
 WHERE s.name GLOB '*DeviceSynchronize';
+
+-- Each GPU activity a launch started, and what it waited for between the launch and its start:
+-- the stream's earlier work (queueing), or nothing (launch latency).
+CREATE PERFETTO VIEW guide_launch_queue(
+  -- Slice id of the launch call.
+  launch_id LONG,
+  -- Launch call name.
+  launch_name STRING,
+  -- Start of the launch call (ns).
+  launch_ts TIMESTAMP,
+  -- End of the launch call (ns).
+  launch_end_ts TIMESTAMP,
+  -- Slice id of the GPU activity it started.
+  gpu_id LONG,
+  -- kernel, gpu_memcpy or gpu_memset.
+  gpu_category STRING,
+  -- Start of the GPU activity (ns).
+  gpu_ts TIMESTAMP,
+  -- End of the latest earlier activity on the same device and stream (NULL if none): when the
+  -- stream became free for this one.
+  stream_free_ts TIMESTAMP,
+  -- 1 if the stream was still running earlier work when the launch call returned.
+  queued BOOL,
+  -- Launch latency, for a launch that found its stream idle: from the launch call's start to
+  -- the activity's start (ns; from the start, because a kernel may begin before the call
+  -- returns). NULL for a queued launch.
+  latency_ns LONG,
+  -- Queueing, for a queued launch: from the launch call's end to the end of the stream's earlier
+  -- work (ns). NULL for a launch that found its stream idle.
+  queue_ns LONG,
+  -- For a queued launch: from the end of the stream's earlier work to this activity's start
+  -- (ns), the GPU's own turnaround between two activities. NULL otherwise.
+  turnaround_ns LONG
+) AS
+WITH
+  link AS (
+    SELECT
+      r.id AS launch_id, r.name AS launch_name, r.ts AS launch_ts, r.ts + r.dur AS launch_end_ts,
+      g.id AS gpu_id, g.category AS gpu_category, g.ts AS gpu_ts, g.device, g.stream
+    FROM guide_kineto_launch_link AS ll
+    JOIN guide_kineto_runtime_call AS r ON r.id = ll.launch_id
+    JOIN guide_kineto_gpu_activity AS g ON g.id = ll.gpu_id
+  ),
+  free AS (
+    SELECT
+      link.*,
+      (
+        SELECT MAX(p.ts + p.dur) FROM guide_kineto_gpu_activity AS p
+        WHERE p.device = link.device AND p.stream = link.stream AND p.ts < link.gpu_ts
+      ) AS stream_free_ts
+    FROM link
+  )
+SELECT
+  launch_id,
+  launch_name,
+  launch_ts,
+  launch_end_ts,
+  gpu_id,
+  gpu_category,
+  gpu_ts,
+  stream_free_ts,
+  COALESCE(stream_free_ts > launch_end_ts, 0) AS queued,
+  IIF(COALESCE(stream_free_ts > launch_end_ts, 0), NULL, gpu_ts - launch_ts) AS latency_ns,
+  IIF(stream_free_ts > launch_end_ts, stream_free_ts - launch_end_ts, NULL) AS queue_ns,
+  IIF(stream_free_ts > launch_end_ts, gpu_ts - stream_free_ts, NULL) AS turnaround_ns
+FROM free;

@@ -215,7 +215,11 @@ RETURNS TableOrSubquery AS
 --     counted in kernels, missing from kernel_ns and from the gaps;
 --   gpu_span_ns: first kernel start to last kernel end (ns);
 --   max_gap_ns, idle_ns: the longest and the summed time with no kernel running between the
---     first kernel and the last (ns).
+--     first kernel and the last (ns);
+--   kernel_union_ns: time during which at least one of those kernels runs, gpu_span_ns -
+--     idle_ns (ns). Kernels on one stream can overlap (a split-K reduce kernel starts before its
+--     GEMM ends), so this union, not kernel_ns (a sum, which counts overlapping time twice), is
+--     the GPU time to divide bytes or work by.
 -- Every column from kernel_launches on is NULL when the trace recorded no GPU activity at all
 -- (a CPU-only capture), so a CPU trace shows "no data" rather than a measured zero; on a GPU
 -- trace a window that launched nothing gets 0 (gpu_span_ns and max_gap_ns stay NULL).
@@ -280,7 +284,8 @@ RETURNS TableOrSubquery AS
     IIF(gpu.traced, COALESCE(k.kernel_ns, 0), NULL) AS kernel_ns,
     k.gpu_span_ns,
     i.max_gap_ns,
-    IIF(gpu.traced, COALESCE(i.idle_ns, 0), NULL) AS idle_ns
+    IIF(gpu.traced, COALESCE(i.idle_ns, 0), NULL) AS idle_ns,
+    IIF(gpu.traced, COALESCE(k.gpu_span_ns - COALESCE(i.idle_ns, 0), 0), NULL) AS kernel_union_ns
   FROM _llm_win AS w
   CROSS JOIN (SELECT EXISTS (SELECT 1 FROM guide_kineto_gpu_activity) AS traced) AS gpu
   LEFT JOIN _llm_call AS c USING (window_id)
@@ -346,54 +351,28 @@ SELECT
 FROM guide_kineto_slice
 WHERE name = 'aten::scaled_dot_product_attention';
 
--- Peak memory bandwidth of GPUs the guide knows, from the vendors' datasheets.
-CREATE PERFETTO TABLE guide_llm_gpu_peak(
-  -- GPU as the datasheet names it.
-  gpu STRING,
-  -- GLOB pattern matching torch.cuda.get_device_name() for that GPU.
-  name_glob STRING,
-  -- Peak memory bandwidth (bytes per second; the datasheet's TB/s x 1e12).
-  peak_bytes_per_s DOUBLE,
-  -- The figure as the datasheet prints it.
-  datasheet STRING,
-  -- Where the number comes from.
-  source STRING
-) AS
-WITH peak(gpu, name_glob, peak_bytes_per_s, datasheet, source) AS (VALUES
-  ('H200 (SXM or NVL)', 'NVIDIA H200*', 4.8e12, '4.8 TB/s',
-    'https://www.nvidia.com/en-us/data-center/h200/'),
-  ('H100 SXM', 'NVIDIA H100 80GB HBM3', 3.35e12, '3.35 TB/s',
-    'https://www.nvidia.com/en-us/data-center/h100/'),
-  ('H100 NVL', 'NVIDIA H100 NVL', 3.9e12, '3.9 TB/s', 'https://www.nvidia.com/en-us/data-center/h100/'),
-  ('H100 PCIe', 'NVIDIA H100 PCIe', 2.0e12, '2 TB/s', 'https://www.nvidia.com/en-us/data-center/h100/'),
-  ('A100 80GB SXM', 'NVIDIA A100-SXM4-80GB', 2.039e12, '2,039 GB/s',
-    'https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf'),
-  ('A100 80GB PCIe', 'NVIDIA A100 80GB PCIe', 1.935e12, '1,935 GB/s',
-    'https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf'),
-  ('A100 40GB SXM', 'NVIDIA A100-SXM4-40GB', 1.555e12, '1,555 GB/s',
-    'https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf'),
-  ('A100 40GB PCIe', 'NVIDIA A100-PCIE-40GB', 1.555e12, '1,555 GB/s',
-    'https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf')
+-- What a kernel of a forward does, from its name: the matrix products that read the weights
+-- (cuBLAS's GEMMs and the split-K reduce kernels that finish some of them), the attention
+-- library's kernels, or the small kernels between them (norms, rotary embedding, residual adds,
+-- casts, cache updates), split by ATen's kernel families. NULL for a kernel the trace processor
+-- dropped (no name).
+CREATE PERFETTO FUNCTION guide_llm_kernel_class(
+  -- Kernel name, or NULL.
+  name STRING
 )
-SELECT gpu, name_glob, peak_bytes_per_s, datasheet, source FROM peak;
-
--- The device the workload ran on, from its `device=<name>` annotation, with its peak bandwidth
--- when the guide knows the GPU (NULL otherwise: a CPU or an unknown GPU).
-CREATE PERFETTO VIEW guide_llm_device(
-  -- torch.cuda.get_device_name(), or 'cpu'.
-  name STRING,
-  -- Peak memory bandwidth (bytes per second) or NULL.
-  peak_bytes_per_s DOUBLE
-) AS
-WITH d AS (
-  SELECT substr(name, length('device=') + 1) AS name
-  FROM guide_kineto_slice
-  WHERE category = 'user_annotation' AND name GLOB 'device=*'
-  LIMIT 1
-)
-SELECT d.name, (SELECT p.peak_bytes_per_s FROM guide_llm_gpu_peak AS p WHERE d.name GLOB p.name_glob)
-  AS peak_bytes_per_s
-FROM d;
+-- Class label, or NULL.
+RETURNS STRING AS
+SELECT CASE
+  WHEN $name IS NULL THEN NULL
+  WHEN $name GLOB 'nvjet_*' OR lower($name) GLOB '*gemm*' OR $name GLOB '*splitKreduce*'
+    THEN 'GEMM'
+  WHEN $name GLOB '*cudnn*' OR $name GLOB '*flash*' OR $name GLOB '*fmha*'
+    THEN 'attention'
+  WHEN $name GLOB '*reduce_kernel*' THEN 'reduction (mean, argmax)'
+  WHEN $name GLOB '*CatArray*' OR $name GLOB '*copy_kernel*' THEN 'copy, cast or concatenation'
+  WHEN $name GLOB '*elementwise_kernel*' THEN 'elementwise'
+  ELSE 'other'
+END;
 
 -- The attention implementation family a kernel or backend operator name points to.
 CREATE PERFETTO FUNCTION guide_llm_attention_family(

@@ -35,13 +35,20 @@ def matmul_add(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tenso
 
 
 def make_inputs(
-    size: int, dtype: torch.dtype, device: torch.device, batch: int | None
+    size: int,
+    dtype: torch.dtype,
+    device: torch.device,
+    batch: int | None,
+    bias2d: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     generator = torch.Generator(device="cpu").manual_seed(0)
     lead = (batch,) if batch else ()
     x = torch.randn(*lead, size, size, generator=generator, dtype=torch.float32)
     w = torch.randn(*lead, size, size, generator=generator, dtype=torch.float32)
-    b = torch.randn(size, generator=generator, dtype=torch.float32)
+    # A bias vector by default; a full N x N matrix with --bias2d, as the reference series used,
+    # which changes what torch.compile's addmm must do with it.
+    bias_shape = (size, size) if bias2d else (size,)
+    b = torch.randn(*bias_shape, generator=generator, dtype=torch.float32)
     return tuple(t.to(device=device, dtype=dtype) for t in (x, w, b))  # type: ignore[return-value]
 
 
@@ -53,11 +60,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--batch", type=int, default=0, help="batched 3-D inputs (B x N x N): aten::bmm"
     )
+    parser.add_argument(
+        "--bias2d", action="store_true", help="an N x N bias matrix instead of a bias vector"
+    )
     add_common_arguments(parser)
     args = parser.parse_args(argv)
 
     device = resolve_device(args.device)
-    x, w, b = make_inputs(args.size, DTYPES[args.dtype], device, args.batch or None)
+    x, w, b = make_inputs(
+        args.size, DTYPES[args.dtype], device, args.batch or None, bias2d=args.bias2d
+    )
     fn = torch.compile(matmul_add) if args.compile else matmul_add
 
     for _ in range(args.warmup):
@@ -76,6 +88,7 @@ def main(argv: list[str] | None = None) -> None:
             "compile": args.compile,
             "warmup": args.warmup,
             "batch": args.batch,
+            "bias2d": args.bias2d,
         },
     )
 
