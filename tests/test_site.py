@@ -381,3 +381,20 @@ def test_provenance_box_names_each_environment_once(site: Path) -> None:
 def test_abbreviations_are_explained_on_pages(site: Path) -> None:
     page = (site / "glossary" / "index.html").read_text()
     assert '<abbr title="Streaming multiprocessor' in page
+
+
+def test_block_placeholders_keep_their_indentation() -> None:
+    """A table placed in a content tab or an admonition stays inside it: every line it expands
+    to is indented like the placeholder (a line at the margin would end the block)."""
+    page = '=== "CUDA"\n\n    {{ table("matmul_add", "small_cold", "ops") }}\n'
+    ((match, call),) = hook.parse_calls(page)
+    renderer = hook.Renderer(hook._load_sets(), "part-1/t/", {"extra": {}, "site_url": ""})
+    rendered = renderer.render(call)
+    assert "\n<section" in rendered  # unindented as rendered
+    out = hook._indented(rendered, page, match.start())
+    lines = [line for line in out.split("\n")[1:] if line.strip()]
+    assert len(lines) > 10 and all(line.startswith("    ") for line in lines)
+    # Inline placeholders (in a sentence, in a table row) are left as they are.
+    inline = 'The steps: {{ value("matmul_add", "small_cold", "step_summary.steps") }}.'
+    ((match, call),) = hook.parse_calls(inline)
+    assert hook._indented("a\nb", inline, match.start()) == "a\nb"

@@ -448,6 +448,22 @@ def _fold_long_table(table: str) -> str:
     )
 
 
+def _indented(rendered: str, markdown: str, start: int) -> str:
+    """A block placeholder's output, indented like the placeholder itself.
+
+    A placeholder inside an admonition, a list item or a content tab is indented; every line of
+    what replaces it must be too, or the block would end at its second line.
+    """
+    line_start = markdown.rfind("\n", 0, start) + 1
+    prefix = markdown[line_start:start]
+    if not prefix or prefix.strip():
+        return rendered  # at the margin, or inline in a sentence or a table row
+    return "\n".join(
+        (prefix + line if line.strip() else "") if i else line
+        for i, line in enumerate(rendered.split("\n"))
+    )
+
+
 def _fenced(text: str, lang: str, indent: str = "", title: str = "") -> list[str]:
     """A fenced code block whose fence is longer than any backtick run inside ``text``."""
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
@@ -507,7 +523,7 @@ def on_page_markdown(markdown: str, page, config, files) -> str:  # type: ignore
             rendered = renderer.render(call)
         except (PlaceholderError, OSError, ValueError) as exc:
             raise PluginError(f"{src}: {call.text}: {exc}") from exc
-        pieces += [markdown[last : match.start()], rendered]
+        pieces += [markdown[last : match.start()], _indented(rendered, markdown, match.start())]
         last = match.end()
     pieces.append(markdown[last:])
     body = "".join(pieces)
