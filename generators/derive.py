@@ -89,6 +89,14 @@ NO_ROWS = "The query found no rows in this trace."
 
 def to_markdown(rows: Rows, query: Query) -> str:
     """A Markdown table with readable headers and formatted values (units from column names)."""
+    if query.shown:
+        missing = [c for c in query.shown if c not in rows.columns]
+        if missing:
+            raise DeriveError(
+                f"{query.path.name}: '-- shown:' names columns the query does not return: "
+                + ", ".join(missing)
+            )
+        rows = Rows(list(query.shown), rows.rows)
     titles = [query.column_titles.get(c, c.replace("_", " ")) for c in rows.columns]
     numeric = [
         all(isinstance(r[c], int | float) or r[c] is None for r in rows.rows) for c in rows.columns
@@ -101,7 +109,13 @@ def to_markdown(rows: Rows, query: Query) -> str:
         "| " + " | ".join("---:" if n else "---" for n in numeric) + " |",
     ]
     for row in rows.rows:
-        cells = [cell_html(format_value(row[c], c)) for c in rows.columns]
+        # A number keeps its unit on its line (56.1 µs, 69.7 %): a no-break space between them.
+        cells = [
+            cell_html(
+                format_value(row[c], c).replace(" ", "\u00a0") if num else format_value(row[c], c)
+            )
+            for c, num in zip(rows.columns, numeric, strict=True)
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

@@ -22,6 +22,8 @@ WRAP_FROM = 20
 
 _MARKDOWN_SPECIALS = re.compile(r"([\\`*_\[\]~])")
 _SEPARATORS = re.compile(r"(::|_|\.|/)")
+#: Inside a long camelCase name (cudaOccupancyMaxActiveClusters): before each capital.
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _URL = re.compile(r"^https?://[^\s<>\"']+$")
 #: What a templated kernel computes: a functor, an op, or the function a lambda came from.
 _HINT = re.compile(r"\b(CUDAFunctor\w*|[A-Z]\w*(?:Functor|Impl|Ops?)\b|\w+(?=\((?:at|c10)::))")
@@ -46,12 +48,15 @@ def _markdown_text(text: str) -> str:
     return html.escape(text, quote=False).replace("|", "&#124;").replace("\n", " ")
 
 
-def _wrappable(text: str) -> str:
+def wrappable(text: str) -> str:
     """Escaped text whose long tokens may wrap after separators, never inside a word."""
     pieces = []
     for token in re.split(r"(\s+)", text):
         if len(token) < WRAP_FROM:
             pieces.append(_markdown_text(token))
+            continue
+        if not _SEPARATORS.search(token):
+            pieces.append("<wbr>".join(_markdown_text(p) for p in _CAMEL.split(token)))
             continue
         parts = _SEPARATORS.split(token)
         pieces.append(
@@ -113,8 +118,8 @@ def short_kernel_name(name: str) -> str:
 def _kernel_cell(name: str) -> str:
     return (
         '<details class="pg-name"><summary title="Show the full name"><code>'
-        f"{_wrappable(short_kernel_name(name))}</code></summary>"
-        f'<code class="pg-name__full">{_wrappable(name)}</code></details>'
+        f"{wrappable(short_kernel_name(name))}</code></summary>"
+        f'<code class="pg-name__full">{wrappable(name)}</code></details>'
     )
 
 
@@ -128,9 +133,9 @@ def cell_html(text: str) -> str:
         shown = [short_kernel_name(p) if looks_like_cpp(p) else p for p in parts]
         return (
             '<details class="pg-name"><summary title="Show the full name">'
-            f"{_wrappable(CHAIN_SEPARATOR.join(shown))}</summary>"
-            f'<code class="pg-name__full">{_wrappable(text)}</code></details>'
+            f"{wrappable(CHAIN_SEPARATOR.join(shown))}</summary>"
+            f'<code class="pg-name__full">{wrappable(text)}</code></details>'
         )
     if looks_like_cpp(text):
         return _kernel_cell(text)
-    return _wrappable(text)
+    return wrappable(text)

@@ -194,7 +194,7 @@ def test_busy_time_is_the_union_of_intervals() -> None:
     with reference("a100-triton-compiled.json.gz") as tp:
         got = rows(
             tp,
-            "SELECT group_id, busy_ns FROM guide_attention_busy_ns!(("
+            "SELECT group_id, busy_ns FROM guide_windows_union!(("
             "SELECT 1 AS group_id, 0 AS ts, 10 AS dur UNION ALL SELECT 1, 5, 10 "
             "UNION ALL SELECT 1, 6, 2 UNION ALL SELECT 1, 15, 5 UNION ALL SELECT 1, 30, 5 "
             "UNION ALL SELECT 2, 0, 5)) ORDER BY group_id",
@@ -210,8 +210,8 @@ def test_traffic_rules_on_a_real_trace() -> None:
         got = loaded_rows(
             tp,
             "SELECT t.name, t.read_bytes, t.write_bytes, t.gpu_items, t.gpu_ns, "
-            "guide_attention_input_bytes(s.arg_set_id, 0) AS in0, "
-            "guide_attention_input_bytes(s.arg_set_id, 1) AS in1 "
+            "guide_traffic_input_bytes(s.arg_set_id, 0) AS in0, "
+            "guide_traffic_input_bytes(s.arg_set_id, 1) AS in1 "
             "FROM guide_attention_traffic_in!((SELECT id, ts, dur, track_id, depth, "
             "1 AS batch, 1 AS heads, 1 AS seq FROM slice "
             f"WHERE name = '{region}')) AS t JOIN slice AS s ON s.id = t.op_id",

@@ -1,4 +1,4 @@
-"""Every claim docs/part-4/01-llm-generate.md makes about its traces, checked on the artifacts.
+"""Every claim the Part 4 pages (docs/part-4/) make about their traces, checked on the artifacts.
 
 Claims about GPU-only concepts are checked on the CUDA capture and skipped until one exists;
 the SQL behind them is proven on real GPU traces in tests/test_llm_sql.py.
@@ -411,6 +411,25 @@ def test_labels_add_no_operators() -> None:
     assert _phases(LAYERS)["decode"]["cpu_ops"] == _phases(EAGER)["decode"]["cpu_ops"]
 
 
+def test_labels_cost_cpu_time() -> None:
+    """'The same forward, with the same operators, takes more CPU time with labels, by over a
+    quarter for a decode forward, and the workload's own timing outside the profiler is slower
+    too'; 'a few dozen annotations per forward'; 'each region's CPU time includes part of its
+    labels' cost, and its share is a share of the labelled, longer forward'."""
+    eager, labelled = _decode(EAGER), _decode(LAYERS)
+    assert labelled["prefill_cpu_ns"] > eager["prefill_cpu_ns"]  # type: ignore[operator]
+    assert labelled["forward_cpu_ns"] > 1.25 * eager["forward_cpu_ns"]  # type: ignore[operator]
+    assert _wall(LAYERS)["tpot_s"] > _wall(EAGER)["tpot_s"]
+    rows = table(STEP, LAYERS, "llm_layers")
+    labels = sum(float(r["calls"]) for r in rows)
+    assert 24 <= labels < 100
+    # The shares divide by the labelled variant's own forward.
+    forward_ns = float(labelled["forward_cpu_ns"])  # type: ignore[arg-type]
+    for r in rows:
+        share = float(r["cpu_share_pct"])
+        assert share == pytest.approx(100 * float(r["cpu_ns"]) / forward_ns, rel=1e-6)
+
+
 @pytest.mark.parametrize("variant", [EAGER, BATCH])
 def test_batch_keeps_positions_per_sequence(variant: str) -> None:
     """'same positions per sequence, eight sequences per call'."""
@@ -477,9 +496,19 @@ def test_model_table_comes_from_the_capture_record(variant: str) -> None:
         assert calls == {float(layers)}
 
 
-# ---- the prefill is launch-bound too ------------------------------------------------------------
+# ---- the prefill is overhead-bound too ----------------------------------------------------------
+@_needs_cuda(EAGER)
+def test_decode_is_overhead_bound_not_launch_bound() -> None:
+    """'Only X of the step is spent inside [launch calls]; the rest is Python and PyTorch's
+    operator dispatch for N CPU operators per decode step, plus the profiler's own cost ... launch
+    calls that cost nothing would still leave most of the CPU time in place'."""
+    d = _decode(EAGER, cpu_ok=False)
+    assert 0 < d["launch_ns_per_token"] < 0.5 * d["token_ns"]  # type: ignore[operator]
+    assert d["cpu_ops_per_token"] > 2 * d["kernel_launches_per_token"]  # type: ignore[operator]
+
+
 @_needs_cuda(EAGER, BATCH)
-def test_prefill_is_launch_bound_at_batch_1() -> None:
+def test_prefill_is_overhead_bound_at_batch_1() -> None:
     """'At batch 1 its forward spends X on the CPU ... while its kernels run for Y in all: the CPU
     takes Z times as long as the GPU needs. With the profiler off the whole time to first token
     is T, still several times the kernel time ... At batch 8 ... the ratio falls to W'."""

@@ -40,6 +40,11 @@ def _cuda_values(variant: str) -> dict[str, dict[str, object]]:
     return values(STEP, variant, cpu_ok=False)
 
 
+def _cpu_values(variant: str) -> dict[str, dict[str, object]]:
+    """What a page's CPU tab shows (`device="cpu"`), whichever set the rest of the page shows."""
+    return json.loads((ARTIFACTS / "cpu" / STEP / variant / "values.json").read_text())
+
+
 # ---- 01-first-trace ------------------------------------------------------------------------------
 def test_matmul_has_small_self_time_and_hands_work_to_mm() -> None:
     """'aten::matmul has a small self time and a large total ... hands the multiplication to
@@ -76,8 +81,8 @@ def _key_average_calls(text: str) -> dict[str, list[int]]:
 
 
 def test_sql_table_agrees_with_key_averages() -> None:
-    """'The rows match the profiler's table': same names, same call counts. 'A CUDA capture's
-    table has more rows': kernels, launch calls, and matmul_add twice."""
+    """'The rows match the profiler's table': same names, same call counts. 'The CUDA capture's
+    profiler table has more rows than this one': kernels, launch calls, and matmul_add twice."""
     calls = _key_average_calls((variant_dir(STEP, VARIANT) / "key_averages.txt").read_text())
     ops = _ops()
     for name in ("aten::mm", "aten::matmul", "aten::add", "matmul_add"):
@@ -139,48 +144,47 @@ def test_settings_from_trace_match_capture_record(variant: str) -> None:
 def test_cpu_sizes_are_capped() -> None:
     """'a CPU capture caps the large size'; the GPU sizes are 64 and 4096."""
     for variant in ("large_cold", "startup", "variance", "compiled"):
-        if shown_device(STEP, variant) == "cpu":
-            assert values(STEP, variant)["matmul_add_settings"]["size"] < 4096
-        else:
+        # The variants table has a tab per set: the CPU tab shows the capped sizes.
+        assert _cpu_values(variant)["matmul_add_settings"]["size"] < 4096
+        if shown_device(STEP, variant) == "cuda":
             assert values(STEP, variant)["matmul_add_settings"]["size"] == 4096
 
 
 def test_large_label_wider_than_small() -> None:
-    """'The large variant's label is wider than the small one's'."""
-    small = values(STEP, "small_cold")["matmul_add_overhead"]["label_median_ns"]
-    large = values(STEP, "large_cold")["matmul_add_overhead"]["label_median_ns"]
-    assert large > small
+    """'The large variant's label is wider than the small one's' (the CPU tab; the CUDA one too)."""
+    for read in (values, lambda step, variant: _cpu_values(variant)):
+        small = read(STEP, "small_cold")["matmul_add_overhead"]["label_median_ns"]
+        large = read(STEP, "large_cold")["matmul_add_overhead"]["label_median_ns"]
+        assert large > small
 
 
 def test_small_and_large_differ_in_dtype_too() -> None:
     """'The two rows differ in more than size' (the page names both dtypes from the records)."""
-    small = values(STEP, "small_cold")["matmul_add_settings"]
-    large = values(STEP, "large_cold")["matmul_add_settings"]
-    assert small["size"] < large["size"]
-    assert (small["dtype"], large["dtype"]) == ("fp32", "bf16")
+    for read in (values, lambda step, variant: _cpu_values(variant)):
+        small = read(STEP, "small_cold")["matmul_add_settings"]
+        large = read(STEP, "large_cold")["matmul_add_settings"]
+        assert small["size"] < large["size"]
+        assert (small["dtype"], large["dtype"]) == ("fp32", "bf16")
 
 
 def test_gemm_self_time_grows_far_less_than_the_work() -> None:
     """'by far less than its work grows: the multiply-adds grow with the cube of the size, the
-    GEMM's self time much more slowly'."""
-    if shown_device(STEP, "large_cold") != "cpu":
-        pytest.skip("the paragraph reads the CPU capture's GEMM self time")
+    GEMM's self time much more slowly' (the CPU tab)."""
     cube = (
-        values(STEP, "large_cold")["matmul_add_settings"]["size"]
-        / values(STEP, "small_cold")["matmul_add_settings"]["size"]
+        _cpu_values("large_cold")["matmul_add_settings"]["size"]
+        / _cpu_values("small_cold")["matmul_add_settings"]["size"]
     ) ** 3
-    small = values(STEP, "small_cold")["matmul_add_overhead"]
-    large = values(STEP, "large_cold")["matmul_add_overhead"]
+    small = _cpu_values("small_cold")["matmul_add_overhead"]
+    large = _cpu_values("large_cold")["matmul_add_overhead"]
     assert large["gemm_self_ns"] / small["gemm_self_ns"] < cube / 4
     assert large["label_median_ns"] / small["label_median_ns"] < cube / 4
 
 
 def test_gpu_columns_blank_on_a_cpu_capture() -> None:
-    """The last two columns are filled in by the CUDA capture: on a CPU capture they are NULL."""
+    """'there is no GPU column to fill' in the CPU tab: on a CPU capture they are NULL."""
     for variant in ("small_cold", "large_cold"):
-        if shown_device(STEP, variant) == "cpu":
-            overhead = values(STEP, variant)["matmul_add_overhead"]
-            assert overhead["kernel_time_ns"] is None and overhead["gpu_busy_pct"] is None
+        overhead = _cpu_values(variant)["matmul_add_overhead"]
+        assert overhead["kernel_time_ns"] is None and overhead["gpu_busy_pct"] is None
 
 
 @_needs_cuda("small_cold")
@@ -223,12 +227,12 @@ def test_small_step_leaves_gpu_idle() -> None:
 
 
 def test_cpu_capture_has_one_lane() -> None:
-    """'On a CPU capture there is one lane only ... no launch links'."""
-    if shown_device(STEP, "large_cold") != "cpu":
-        pytest.skip("the page shows a CUDA capture")
-    lanes = {r["lane"] for r in table(STEP, "large_cold", "timeline")}
+    """'A CPU capture has one lane only ... no launch links' (the CPU tab's figure)."""
+    path = ARTIFACTS / "cpu" / STEP / "large_cold" / "timeline.csv"
+    with path.open(newline="") as fh:
+        lanes = {r["lane"] for r in csv.DictReader(fh)}
     assert len(lanes) == 1 and next(iter(lanes)).startswith("CPU")
-    assert values(STEP, "large_cold")["matmul_add_lanes"]["first_launch_to_kernel_ns"] is None
+    assert _cpu_values("large_cold")["matmul_add_lanes"]["first_launch_to_kernel_ns"] is None
 
 
 def test_startup_first_step_is_widest() -> None:
@@ -237,6 +241,25 @@ def test_startup_first_step_is_widest() -> None:
     assert lanes["steps"] == 20
     assert lanes["widest_step"] == lanes["first_step"] == 0
     assert lanes["widest_over_median"] > 1
+
+
+def test_startup_median_step_is_the_figures_dashed_line() -> None:
+    """'the median step, which is ... wide (the dashed line; when the widest step dwarfs the
+    rest, its bar is cut and labelled with its width ...)'."""
+    import statistics
+
+    from generators.units import format_duration_ns
+
+    lanes = values(STEP, "startup")["matmul_add_lanes"]
+    widths = [int(r["dur_ns"]) for r in table(STEP, "startup", "steps")]
+    assert lanes["step_median_ns"] == statistics.median_low(widths)
+    svg = (variant_dir(STEP, "startup") / "matmul_add_step_bars.svg").read_text()
+    assert f"median step {format_duration_ns(lanes['step_median_ns'])}" in svg
+    # Off scale only where the widest step is several times the next widest; then labelled.
+    widest, second = sorted(widths)[-1], sorted(widths)[-2]
+    assert ("off scale" in svg) == (widest > 6 * second)
+    if "off scale" in svg:
+        assert format_duration_ns(widest) in svg
 
 
 @_needs_cuda("startup")
@@ -270,6 +293,16 @@ def test_chain_of_gemm_and_add() -> None:
     assert gemm and add
     assert re.match(r"ProfilerStep#\d+ → matmul_add → aten::matmul → aten::mm( → |$)", gemm[0])
     assert re.match(r"ProfilerStep#\d+ → matmul_add → aten::add( → |$)", add[0])
+
+
+def test_cpu_chain_ends_at_the_operator() -> None:
+    """The CPU tab: 'On a CPU, where nothing is launched, the chain ends at the operator that did
+    the work', and the GPU work column 'stays empty'."""
+    path = ARTIFACTS / "cpu" / STEP / "small_cold" / "matmul_add_chain.csv"
+    with path.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert {r["op_name"] for r in rows} == {"aten::mm", "aten::add"}
+    assert all(r["chain"].endswith(r["op_name"]) and not r["gpu_name"] for r in rows)
 
 
 @_needs_cuda("small_cold")
@@ -514,6 +547,38 @@ def test_compiled_gemm_kernel_takes_the_bias() -> None:
     assert gpu[1]["name"] == c["gemm_kernel"]
 
 
+@_needs_cuda("compiled")
+@_needs_cuda("large_cold")
+def test_both_steps_memset_before_the_gemm() -> None:
+    """'Both timelines show ... before the GEMM kernel, every step: a Memset (Device) of well
+    under a microsecond, launched by a cudaMemsetAsync inside the GEMM operator (aten::mm eager,
+    aten::addmm compiled)'; 'GPU kernels in the active steps counts kernels only ... eager
+    mode's count is the GEMM and the add per step, the compiled one the GEMM alone'."""
+    from generators.tp import open_trace
+
+    sql = (
+        "INCLUDE PERFETTO MODULE guide.launch; "
+        "SELECT st.id AS step, c.op_name, c.leaf_name, c.gpu_name, c.gpu_category, c.gpu_dur "
+        "FROM guide_launch_chain AS c JOIN guide_kineto_profiler_step AS st "
+        "ON c.ts >= st.ts AND c.ts < st.ts + st.dur WHERE c.gpu_id IS NOT NULL ORDER BY c.gpu_ts"
+    )
+    for variant, op in (("large_cold", "aten::mm"), ("compiled", "aten::addmm")):
+        v = _cuda_values(variant)
+        with open_trace(variant_dir(STEP, variant, cpu_ok=False) / "trace.json.gz") as tp:
+            rows = list(tp.query(sql))
+        steps = v["matmul_add_compiled"]["steps"]
+        memsets = [r for r in rows if r.gpu_category == "gpu_memset"]
+        assert len(memsets) == steps and len({r.step for r in memsets}) == steps
+        for m in memsets:
+            assert m.gpu_name == "Memset (Device)" and m.leaf_name == "cudaMemsetAsync"
+            assert m.op_name == op and m.gpu_dur < 1000
+            after = rows[rows.index(m) + 1]
+            assert after.gpu_name == v["matmul_add_compiled"]["gemm_kernel"]
+        kernels = [r for r in rows if r.gpu_category == "kernel"]
+        assert v["matmul_add_overhead"]["kernels"] == len(kernels)
+        assert len(kernels) == (2 if variant == "large_cold" else 1) * steps
+
+
 # ---- claims added with the busy share, occupancy and launch-queue definitions -------------------
 def _key_average_row(text: str, name: str) -> list[list[str]]:
     """The fields of every key_averages() row called ``name`` (split on runs of spaces)."""
@@ -558,6 +623,19 @@ def test_busy_share_is_one_definition() -> None:
     large = _cuda_values("large_cold")["matmul_add_overhead"]
     assert large["kernel_time_ns"] > large["gpu_busy_ns"]
     assert 100 * large["kernel_time_ns"] / large["steps_total_ns"] > large["gpu_busy_pct"] + 10
+
+
+@_needs_cuda("small_cold")
+@_needs_cuda("large_cold")
+def test_the_two_shares_name_their_denominators() -> None:
+    """'The GEMM share divides the GEMM's CPU self time by the step time, the sum of the active
+    steps' widths. The GPU busy share divides by the window ... a little wider than the step
+    time'."""
+    for variant in ("small_cold", "large_cold"):
+        o = _cuda_values(variant)["matmul_add_overhead"]
+        assert o["gemm_self_pct"] == pytest.approx(100 * o["gemm_self_ns"] / o["steps_total_ns"])
+        assert o["gpu_busy_pct"] == pytest.approx(100 * o["gpu_busy_ns"] / o["window_ns"])
+        assert o["steps_total_ns"] < o["window_ns"] < 1.2 * o["steps_total_ns"]
 
 
 def _union_ns(intervals: list[tuple[int, int]]) -> int:
@@ -612,6 +690,25 @@ def test_longest_delay_is_queueing_not_launch_latency() -> None:
     assert "nvjet" in gpu[1]["name"] and "CUDAFunctor_add" in gpu[2]["name"]
 
 
+@_needs_cuda("large_cold")
+def test_launch_latency_is_mostly_the_launch_call() -> None:
+    """'Launch latency itself stays in the tens of microseconds here, under the profiler, and
+    most of it is the launch call's own CPU time'."""
+    from generators.tp import open_trace
+
+    lanes = _cuda_values("large_cold")["matmul_add_lanes"]
+    sql = (
+        "INCLUDE PERFETTO MODULE guide.launch; "
+        "SELECT dur, launch_to_start_ns FROM guide_launch_chain WHERE gpu_category = 'kernel'"
+    )
+    path = variant_dir(STEP, "large_cold", cpu_ok=False) / "trace.json.gz"
+    with open_trace(path) as tp:
+        launches = {r.launch_to_start_ns: r.dur for r in tp.query(sql)}
+    for latency in (lanes["latency_min_ns"], lanes["latency_max_ns"]):
+        call_ns = launches[latency]
+        assert call_ns > 0.5 * latency
+
+
 @_needs_cuda("startup")
 def test_occupancy_queried_once_per_shape_as_cluster_query() -> None:
     """'the first aten::mm of the run asks, and mostly about clusters ..., then never again';
@@ -643,13 +740,31 @@ def _theoretical_blocks(regs: int, threads: int, smem: int) -> int:
     return min(32, 64 // warps, by_regs, by_smem)
 
 
+@_needs_cuda("small_cold")
+def test_shared_memory_per_sm_is_the_occupancy_rules_limit() -> None:
+    """'228 KiB of shared memory per SM', the limit the guide's occupancy function divides by,
+    in the same binary unit as the footprint table's shared memory column."""
+    from generators.tp import open_trace
+
+    per_sm, reserved = 228 * 1024, 1024  # per SM; the runtime reserves 1 KiB per block
+    half = per_sm // 2 - reserved  # two blocks asking for this fill the SM exactly
+    sql = (
+        "INCLUDE PERFETTO MODULE guide.occupancy; "
+        f"SELECT guide_occupancy_blocks_per_sm(32, 32, {half}) AS two, "
+        f"guide_occupancy_blocks_per_sm(32, 32, {half + 128}) AS one"
+    )
+    with open_trace(variant_dir(STEP, "small_cold", cpu_ok=False) / "trace.json.gz") as tp:
+        (row,) = list(tp.query(sql))
+    assert (row.two, row.one) == (2, 1)
+
+
 @_needs_cuda("large_cold")
 @_needs_cuda("large_fp32")
 def test_theoretical_occupancy_and_kineto_estimate() -> None:
     """'168 registers for each of 384 threads fill the register file with one block, 12 warps of
     64'; Kineto's estimate: the calculator's blocks 'capped at the grid's blocks per SM, and
     rounds to a whole percent'; 'reads zero for the GEMM' and for the fp32 sm80_xmma kernel;
-    'What the zero kernels share is shared memory above 48 KB per block'."""
+    'What the zero kernels share is shared memory above 48 KiB per block'."""
     rows = table(STEP, "large_cold", "matmul_add_footprint", cpu_ok=False)
     rows += table(STEP, "large_fp32", "matmul_add_footprint", cpu_ok=False)
     for row in rows:
@@ -694,8 +809,15 @@ def test_first_step_extra_time_differs_from_the_reference() -> None:
 
 @_needs_cuda("variance")
 def test_variance_spread_far_below_the_reference() -> None:
-    """The reference's outlier took about twice as long; 'On our H200 the slowest of twenty is
-    <ratio> times the fastest'; 'warmed up by the untraced calls'."""
+    """The reference: '~580 µs except when the GPU throws a fit', a mean of five of 1084 µs, so
+    'the fifth took about 3.1 ms, over five times as long: one outlier nearly doubled the mean';
+    'On our H200 the slowest of twenty is <ratio> times the fastest'; 'warmed up by the
+    untraced calls'."""
+    typical_us, mean_us = 580, 1084  # the reference post's two numbers
+    outlier_us = 5 * mean_us - 4 * typical_us
+    assert round(outlier_us / 1000, 1) == 3.1
+    assert outlier_us > 5 * typical_us
+    assert 1.8 < mean_us / typical_us < 2
     spread = _cuda_values("variance")["matmul_add_gemm_spread"]
     assert 1 < spread["max_over_min"] < 1.5
     assert capture_record(STEP, "variance")["settings"]["warmup"] > 0
@@ -709,3 +831,17 @@ def test_bias2d_variant_registered_for_cuda() -> None:
     variant = get_step(STEP).variant("compiled_bias2d")
     assert variant.needs_cuda and "--bias2d" in variant.args_for("cuda")
     assert "--compile" in variant.args_for("cuda")
+
+
+@pytest.mark.parametrize("device", ["cuda", "cpu"])
+def test_capture_command_on_the_first_page_is_the_recorded_one(device: str) -> None:
+    """'To capture the same trace yourself (the command each capture record, capture.json,
+    names)': one command per device tab, equal to the record's but for the output folder."""
+    path = ARTIFACTS / device / STEP / VARIANT / "capture.json"
+    if not path.exists():
+        pytest.skip(f"no {device} capture of {STEP}/{VARIANT} committed")
+    command = json.loads(path.read_text())["command"]
+    assert command[-2:] == ["--out", "<folder>"]
+    shown = " ".join([*command[:-1], "traces/first"])
+    page = (ARTIFACTS.parent / "docs" / "part-1" / "01-first-trace.md").read_text()
+    assert f"    {shown}\n" in page

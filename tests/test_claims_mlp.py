@@ -211,3 +211,23 @@ def test_cuda_liger_beats_inductor_unlike_the_reference() -> None:
     liger = _v("liger", cpu_ok=False)["fused_ns_per_step"]
     inductor = _v("compiled", cpu_ok=False)["fused_ns_per_step"]
     assert liger < 0.9 * inductor
+
+
+@_needs_cuda("eager")
+def test_bandwidth_shares_are_in_bytes_per_second_not_printed_units() -> None:
+    """'a TiB/s is 2⁴⁰ bytes per second ... a TB/s is 10¹² bytes per second, about nine tenths
+    of a TiB/s. The percentage is computed from bytes per second on both sides ... dividing the
+    printed bandwidth by the datasheet's figure ... gives a share about a tenth too low'."""
+    from generators.units import format_value
+
+    datasheet = 4.8e12  # the H200's datasheet bandwidth (guide.hardware), 4.8 TB/s
+    assert 0.9 < 1e12 / 2**40 < 0.92
+    rows = [r for r in table(STEP, "eager", "mlp_work", cpu_ok=False) if r["bytes_peak_pct"]]
+    assert rows
+    for r in rows:
+        rate = float(r["achieved_bytes_per_s"])
+        assert float(r["bytes_peak_pct"]) == pytest.approx(100 * rate / datasheet)
+        printed = format_value(rate, "achieved_bytes_per_s")
+        assert printed.endswith(" TiB/s")
+        naive = 100 * float(printed.split()[0]) / (datasheet / 1e12)
+        assert naive == pytest.approx(float(r["bytes_peak_pct"]) * 1e12 / 2**40, rel=0.01)

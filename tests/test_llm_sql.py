@@ -183,7 +183,7 @@ def test_dropped_kernels_counted_once_from_their_launches_h200() -> None:
         """
         SELECT
           (SELECT COUNT(*) FROM guide_llm_kernel_launch) AS rows_,
-          (SELECT COUNT(*) FROM guide_llm_cpu_call WHERE name GLOB '*aunchKernel*') AS launches,
+          (SELECT COUNT(*) FROM _guide_llm_cpu_call WHERE name GLOB '*aunchKernel*') AS launches,
           (SELECT COUNT(*) FROM guide_kineto_gpu_activity WHERE category = 'kernel') AS kernels,
           (SELECT COUNT(DISTINCT kernel_id) FROM guide_llm_kernel_launch) AS distinct_kernels,
           (SELECT COUNT(*) FROM guide_llm_kernel_launch WHERE kernel_id IS NULL) AS dropped,

@@ -108,6 +108,8 @@ def _used_files(device: str) -> set[str]:
     for _, call in all_calls():
         if device == "cpu" and not call.cpu_ok:
             continue
+        if call.device and call.device != device:
+            continue
         if call.variant not in manifest["variants"].get(call.step, {}):
             continue
         base = f"{call.step}/{call.variant}"
@@ -142,6 +144,8 @@ def test_every_page_reference_exists() -> None:
     problems = []
     for page, call in all_calls():
         candidates = [sets["cuda"]] + ([sets["cpu"]] if call.cpu_ok else [])
+        if call.device:
+            candidates = [sets[call.device]]
         found = [s for s in candidates if s and s.has_variant(call.step, call.variant)]
         if not found:
             if call.cpu_ok:
@@ -163,7 +167,8 @@ def test_strict_gpu_build_fails_exactly_while_cuda_artifacts_are_missing(tmp_pat
         {
             f"{call.step}/{call.variant}"
             for _, call in all_calls()
-            if cuda is None or not cuda.has_variant(call.step, call.variant)
+            if call.device != "cpu"
+            and (cuda is None or not cuda.has_variant(call.step, call.variant))
         }
     )
     result = build(tmp_path / "site", STRICT_GPU="1")
@@ -398,3 +403,61 @@ def test_block_placeholders_keep_their_indentation() -> None:
     inline = 'The steps: {{ value("matmul_add", "small_cold", "step_summary.steps") }}.'
     ((match, call),) = hook.parse_calls(inline)
     assert hook._indented("a\nb", inline, match.start()) == "a\nb"
+
+
+def test_perfetto_buttons_on_a_page_have_distinct_labels(site: Path) -> None:
+    """A reader choosing between buttons can tell which trace and moment each one opens."""
+    repeated = []
+    for html_page in sorted(site.rglob("index.html")):
+        labels = re.findall(
+            r'class="[^"]*pg-perfetto__open[^"]*">(.*?)</button>', html_page.read_text()
+        )
+        repeated += [
+            f"{html_page.parent.relative_to(site)}: {label!r}"
+            for label in sorted(set(labels))
+            if labels.count(label) > 1
+        ]
+    assert not repeated, "\n".join(repeated)
+
+
+def test_a_placeholder_can_pin_the_cpu_set() -> None:
+    """`device="cpu"` shows the CPU capture where the CUDA one exists (a CPU tab); it is a
+    choice, not a fallback, so STRICT_GPU does not count it."""
+    sets = hook._load_sets()
+    text = '{{ value("matmul_add", "small_cold", "step_summary.steps", device="cpu") }}'
+    ((_, call),) = hook.parse_calls(text)
+    renderer = hook.Renderer(sets, "part-1/t/", {"extra": {}, "site_url": ""})
+    assert renderer.pick(call) is sets["cpu"]
+    ((_, plain),) = hook.parse_calls(text.replace(', device="cpu"', ""))
+    assert renderer.pick(plain) is sets["cuda"]
+    assert renderer.state.fallbacks == []
+    assert list(renderer.state.used) == []
+    renderer.render(call)
+    assert ("cpu", "matmul_add", "small_cold") in renderer.state.used
+    assert "CPU show the same workload" in renderer.provenance()
+    with pytest.raises(hook.PlaceholderError, match="device= must be one of"):
+        hook.parse_calls('{{ value("a", "b", "c", device="tpu") }}')
+    missing = '{{ value("attention", "sdpa_cudnn", "attention_forward.seq", device="cpu") }}'
+    ((_, call),) = hook.parse_calls(missing)
+    with pytest.raises(hook.PlaceholderError, match="no cpu capture of attention/sdpa_cudnn"):
+        renderer.pick(call)
+
+
+def test_no_placeholder_sits_inside_inline_code() -> None:
+    """A value inside backticks would show its HTML as text: names render as code themselves."""
+    offenders = [
+        f"{page.relative_to(DOCS)}: {m[0][:80]}"
+        for page in pages()
+        for m in re.finditer(r"`[^`\n]+`", page.read_text())  # code spans, paired left to right
+        if "{{" in m[0]
+    ]
+    assert not offenders, offenders
+
+
+def test_a_name_value_renders_as_code_that_wraps_between_words() -> None:
+    renderer = hook.Renderer(hook._load_sets(), "part-1/x/", {"extra": {}, "site_url": ""})
+    ((_, call),) = hook.parse_calls(
+        '{{ value("matmul_add", "large_cold", "matmul_add_compiled.gemm_kernel", cpu=False) }}'
+    )
+    out = renderer.render(call)
+    assert out.startswith('<code class="pg-value pg-value--name"') and "<wbr>" in out

@@ -38,6 +38,7 @@ if str(REPO_ROOT) not in sys.path:  # the hook imports the project's own formatt
 
 from generators.queries import Query, load_query  # noqa: E402
 from generators.sql_sources import objects_used  # noqa: E402
+from generators.table_cells import wrappable  # noqa: E402
 from generators.units import format_value  # noqa: E402
 
 log = logging.getLogger("mkdocs.hooks.artifacts")
@@ -73,6 +74,12 @@ class Call:
     def cpu_ok(self) -> bool:
         return bool(self.kwargs.get("cpu", True))
 
+    @property
+    def device(self) -> str | None:
+        """The set a placeholder pins (`device="cpu"` in a CPU tab); None: CUDA, else CPU."""
+        device = self.kwargs.get("device")
+        return None if device is None else str(device)
+
 
 def parse_calls(markdown: str) -> list[tuple[re.Match[str], Call]]:
     """Every placeholder in a page, parsed (arguments are Python literals)."""
@@ -91,6 +98,8 @@ def parse_calls(markdown: str) -> list[tuple[re.Match[str], Call]]:
         except (SyntaxError, ValueError, AssertionError) as exc:
             raise PlaceholderError(f"{match[0]}: arguments are not plain literals ({exc})") from exc
         needed = 3 if func in ("table", "value", "figure") else 2
+        if kwargs.get("device", DEVICES[0]) not in DEVICES:
+            raise PlaceholderError(f"{match[0]}: device= must be one of {', '.join(DEVICES)}")
         if len(args) != needed:
             raise PlaceholderError(f"{match[0]}: {func}() takes {needed} positional arguments")
         calls.append((match, Call(func, args, kwargs, match[0])))
@@ -164,6 +173,18 @@ class Renderer:
 
     # -- locating -----------------------------------------------------------------------------
     def pick(self, call: Call) -> DeviceSet | None:
+        if call.device:
+            # A pinned set is a choice (a CPU tab beside a CUDA one), not a fallback.
+            pinned = self.sets.get(call.device)
+            if pinned and pinned.has_variant(call.step, call.variant):
+                return pinned
+            if call.device == "cuda":
+                self.state.missing_cuda.append(call.text)
+                return None
+            raise PlaceholderError(
+                f"no {call.device} capture of {call.step}/{call.variant}: "
+                f"run `make artifacts DEVICE={call.device} STEP={call.step}`"
+            )
         cuda = self.sets.get("cuda")
         if cuda and cuda.has_variant(call.step, call.variant):
             return cuda
@@ -279,6 +300,8 @@ class Renderer:
         else:
             source = load_query(query).path.relative_to(REPO_ROOT).as_posix()
         title = html.escape(f"{key} ({DEVICE_LABEL[ds.device]}), from {source}")
+        if isinstance(values[query][column], str):  # a name: code, wrapping only between words
+            return f'<code class="pg-value pg-value--name" title="{title}">{wrappable(text)}</code>'
         return f'<span class="pg-value" title="{title}">{html.escape(text)}</span>'
 
     def _figure(self, call: Call, ds: DeviceSet, paths: list[Path]) -> str:
@@ -288,10 +311,12 @@ class Renderer:
         svg, data = paths
         base = f"{call.step}/{call.variant}"
         caption = html.escape(str(call.kwargs.get("caption", alt)))
+        src = html.escape(self.url(ds.device, f"{base}/{svg.name}"))
+        # The image links to itself: on a narrow screen a tap opens the SVG at full size.
         return (
             '\n<figure class="pg-figure">\n'
-            f'<img src="{html.escape(self.url(ds.device, f"{base}/{svg.name}"))}" '
-            f'alt="{html.escape(str(alt))}">\n'
+            f'<a class="pg-figure__full" href="{src}" title="Open the figure full size">'
+            f'<img src="{src}" alt="{html.escape(str(alt))}"></a>\n'
             f'<figcaption>{caption} <span class="pg-source">{DEVICE_LABEL[ds.device]} · '
             f'<a href="{html.escape(self.url(ds.device, f"{base}/{data.name}"))}">data (CSV)</a>'
             "</span></figcaption>\n</figure>\n"
@@ -387,7 +412,14 @@ class Renderer:
         lines += ["", '    ??? note "Every trace on this page"', ""]
         lines += [f"        - {trace}" for traces in groups.values() for trace in traces]
         kind = "info"
-        if any(d == "cpu" for d, *_ in self.state.used):
+        uses_cpu = any(d == "cpu" for d, *_ in self.state.used)
+        if uses_cpu and not self.state.fallbacks:
+            # Every CPU trace here was pinned by a placeholder: a comparison, not a stand-in.
+            lines += [
+                "",
+                "    The tabs marked CPU show the same workload captured on a CPU, for comparison.",
+            ]
+        elif uses_cpu:
             kind = "note"
             lines += [
                 "",

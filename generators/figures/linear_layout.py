@@ -13,7 +13,7 @@ import ast
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from generators.figures import FigureContext, plain_text
+from generators.figures import CONTENT_WIDTH_IN, FigureContext, plain_text
 
 CORNER = (4, 6)  # rows, columns drawn
 
@@ -51,25 +51,23 @@ def _panel(ax, title: str, shape: tuple[int, int], strides: tuple[int, int]) -> 
 
 def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
     (w_shape, w_strides), (t_shape, t_strides) = _layouts(rows)
-    fig = Figure(figsize=(9, 3.4))
+    fig = Figure(figsize=(CONTENT_WIDTH_IN, 3.6))
     left, right = fig.subplots(1, 2)
     _panel(left, "weight W (input of aten::t)", w_shape, w_strides)
     _panel(right, "W.t() (view made by aten::as_strided)", t_shape, t_strides)
     fig.suptitle(
-        plain_text(
-            "aten::t copies nothing: each cell shows the memory offset it reads. "
-            "Shaded = the first row of W in memory."
-        ),
-        fontsize=10,
+        plain_text("aten::t copies nothing: each cell shows the memory offset it reads"),
+        fontsize=10.5,
         x=0.02,
         ha="left",
     )
     fig.text(
         0.02,
         0.02,
-        "offset = row × stride[0] + column × stride[1]; swapping the strides turns rows into "
-        "columns without moving a byte.",
-        fontsize=8,
+        "Shaded: the first row of W in memory. offset = row × stride[0] + column × stride[1]:\n"
+        "swapping the strides turns rows into columns without moving a byte.",
+        fontsize=8.5,
+        linespacing=1.4,
     )
-    fig.tight_layout(rect=(0, 0.06, 1, 0.95))
+    fig.tight_layout(rect=(0, 0.1, 1, 0.91))
     return fig

@@ -49,6 +49,10 @@ MIN_LABEL_PT = 0.5  # bars narrower than this are not named outside
 DENSE_LANE = 60  # a lane with more slices than this gets a summary line
 SUMMARY_NAMES = 4
 LAUNCH_COLOR = "#D55E00"
+LAUNCH_LABEL = "launch → GPU work"
+# Legend spacing, in font sizes (matplotlib's units), used both to draw it and to measure it.
+LEGEND_HANDLE, LEGEND_TEXTPAD, LEGEND_COLSPACE = 1.4, 0.8, 1.2
+LEGEND_ROW_IN = 0.19
 
 
 @dataclass
@@ -284,7 +288,16 @@ def draw(
         notes.append(f"{len(rows)} slices")
     subtitle_lines = _wrap([*notes, unnamed_note(unnamed)], CONTENT_WIDTH_IN * 72 - 14)
     top_in, bottom_in = 0.45 + 0.17 * len(subtitle_lines), 0.55
-    legend_in = 0.32
+    ids = {int(r["id"]) for r in rows}  # type: ignore[call-overload]
+    has_launches = any(
+        r.get("launched_by") is not None and int(r["launched_by"]) in ids  # type: ignore[call-overload]
+        for r in rows
+    )
+    legend_labels = sorted({str(r["category"]) for r in rows})
+    if has_launches:
+        legend_labels.append(LAUNCH_LABEL)
+    legend_cols, legend_rows = _legend_shape(legend_labels, CONTENT_WIDTH_IN * 72 - 40)
+    legend_in = 0.32 + LEGEND_ROW_IN * (legend_rows - 1)
     summary_in = 0.2 * len(summaries)
     axes_h_in = (total_rows + 0.6) * ROW_IN
     height_in = top_in + axes_h_in + bottom_in + summary_in + legend_in
@@ -327,7 +340,6 @@ def draw(
                 end = min(max(centre, label.x), label.x + label.width)
                 ax.plot([centre, end], [top, y - 0.3], color="#333333", lw=0.6, zorder=3)
 
-    launches = 0
     # Hundreds of launch arrows (a decode step) would merge into a band: draw them fainter.
     dense = sum(1 for r in rows if r.get("launched_by") is not None) > 80
     arrow = {"arrowstyle": "->", "color": LAUNCH_COLOR, "lw": 0.3 if dense else 0.7}
@@ -336,7 +348,6 @@ def draw(
         launcher = row.get("launched_by")
         if launcher is not None and int(launcher) in centres:  # type: ignore[arg-type]
             (x1, y1), (x2, y2) = centres[int(launcher)], centres[int(row["id"])]  # type: ignore[arg-type]
-            launches += 1
             ax.annotate(
                 "",
                 xy=(x2, y2 - ROW_HEIGHT / 2),
@@ -398,24 +409,47 @@ def draw(
             va="top",
         )
 
-    present = sorted({str(r["category"]) for r in rows})
     handles: list[Patch | Line2D] = [
-        Patch(color=CATEGORY_COLORS.get(c, OTHER_COLOR), label=c) for c in present
+        Line2D([], [], color=LAUNCH_COLOR, lw=1, label=label)
+        if label == LAUNCH_LABEL
+        else Patch(color=CATEGORY_COLORS.get(label, OTHER_COLOR), label=label)
+        for label in legend_labels
     ]
-    if launches:
-        handles.append(Line2D([], [], color=LAUNCH_COLOR, lw=1, label="launch → GPU work"))
     fig.legend(
         handles=handles,
         loc="lower left",
         bbox_to_anchor=(0.05 / CONTENT_WIDTH_IN, 0.02 / height_in),
         fontsize=LABEL_PT,
         frameon=False,
-        ncols=len(handles),
-        handlelength=1.4,
-        columnspacing=1.2,
+        ncols=legend_cols,
+        handlelength=LEGEND_HANDLE,
+        handletextpad=LEGEND_TEXTPAD,
+        columnspacing=LEGEND_COLSPACE,
         borderaxespad=0,
     )
     return fig
+
+
+def _legend_shape(labels: list[str], width_pt: float) -> tuple[int, int]:
+    """(columns, rows) of the legend with the fewest rows that fits ``width_pt``: entries wrap
+    onto more rows, evenly, instead of running off the figure's edge.
+
+    matplotlib fills a legend's columns top to bottom, each column as wide as its widest entry.
+    """
+    entry = [
+        text_width_pt(label, LABEL_PT) + (LEGEND_HANDLE + LEGEND_TEXTPAD) * LABEL_PT
+        for label in labels
+    ]
+    for rows in range(1, len(labels) + 1):
+        cols = -(-len(labels) // rows)
+        # matplotlib's split: the first (n mod cols) columns hold one entry more.
+        short, extra = divmod(len(labels), cols)
+        sizes = [short + 1] * extra + [short] * (cols - extra)
+        starts = [sum(sizes[:c]) for c in range(cols)]
+        widths = [max(entry[a : a + n]) for a, n in zip(starts, sizes, strict=True) if n]
+        if sum(widths) + LEGEND_COLSPACE * LABEL_PT * (len(widths) - 1) <= width_pt:
+            return cols, rows
+    return 1, len(labels)
 
 
 def _wrap(parts: list[str], width_pt: float) -> list[str]:

@@ -6,6 +6,7 @@ modules (``generators/sql``), then exactly one ``SELECT``::
     -- What does each operator cost on the CPU over the profiled steps?
     -- output: table            (table: CSV + Markdown; values: one row -> values.json)
     -- columns: name=Operator, calls=Calls, self_ns=Self time   (optional Markdown headers)
+    -- shown: name, self_ns       (optional: the columns the page's table shows; the CSV has all)
     -- needs: cuda              (optional: only asked of CUDA traces, e.g. kernel resources)
     INCLUDE PERFETTO MODULE guide.kineto;
     SELECT ...
@@ -38,6 +39,9 @@ class Query:
     sql: str
     #: Only meaningful on a GPU trace: derive skips it on the CPU set (pages use cpu=False).
     needs_cuda: bool = False
+    #: The columns the Markdown table shows, in order (all when empty); the CSV keeps every one,
+    #: so a wide result keeps its key numbers in view on a page.
+    shown: tuple[str, ...] = ()
 
 
 def load_query(name: str) -> Query:
@@ -71,4 +75,7 @@ def load_query(name: str) -> Query:
     needs = fields.get("needs", "")
     if needs not in ("", "cuda"):
         raise QueryFileError(f"{path.name}: '-- needs:' can only be 'cuda'")
-    return Query(name, path, question, output, titles, text, needs_cuda=needs == "cuda")
+    shown = tuple(c.strip() for c in fields.get("shown", "").split(",") if c.strip())
+    return Query(
+        name, path, question, output, titles, text, needs_cuda=needs == "cuda", shown=shown
+    )

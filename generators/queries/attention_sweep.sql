@@ -1,6 +1,7 @@
 -- How do CPU and GPU time per forward grow with sequence length, per implementation?
 -- output: table
 -- columns: impl=Implementation, seq=Sequence length, forwards=Forwards, cpu_ns_per_fwd=CPU time per forward, gpu_ns_per_fwd=GPU time per forward, kernels_per_fwd=Kernels per forward, flops=FLOPs (full), causal_flops=FLOPs (causal), gpu_tflops=Achieved (GPU, full count), causal_gpu_tflops=Achieved (GPU, causal count), score_matrix_bytes=One score matrix, traffic_bytes=Traffic per forward, traffic_bytes_per_s=Achieved bandwidth
+-- shown: impl, seq, cpu_ns_per_fwd, gpu_ns_per_fwd, kernels_per_fwd, flops, causal_flops, gpu_tflops, causal_gpu_tflops, score_matrix_bytes, traffic_bytes_per_s
 INCLUDE PERFETTO MODULE guide.attention;
 
 -- Only sweep captures have labelled forwards `attn_fwd/<impl>/...`; others return no rows. The

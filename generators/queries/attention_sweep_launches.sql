@@ -3,6 +3,7 @@
 -- needs: cuda
 -- columns: impl=Implementation, seq=Sequence length, name=Operator, kernels_per_call=Kernels per call, kernel_names=Kernels, largest_input_bytes=Largest input
 INCLUDE PERFETTO MODULE guide.attention;
+INCLUDE PERFETTO MODULE guide.traffic;
 
 -- An operator that launches several kernels in one call at some lengths and one at others has
 -- split its work; the size of its largest input says why (a tensor past what 32-bit offsets
@@ -25,10 +26,10 @@ WITH
     SELECT
       p.op_id,
       MAX(
-        COALESCE(guide_attention_input_bytes(s.arg_set_id, 0), 0),
-        COALESCE(guide_attention_input_bytes(s.arg_set_id, 1), 0),
-        COALESCE(guide_attention_input_bytes(s.arg_set_id, 2), 0),
-        COALESCE(guide_attention_input_bytes(s.arg_set_id, 3), 0)
+        COALESCE(guide_traffic_input_bytes(s.arg_set_id, 0), 0),
+        COALESCE(guide_traffic_input_bytes(s.arg_set_id, 1), 0),
+        COALESCE(guide_traffic_input_bytes(s.arg_set_id, 2), 0),
+        COALESCE(guide_traffic_input_bytes(s.arg_set_id, 3), 0)
       ) AS bytes
     FROM per_call AS p
     JOIN slice AS s ON s.id = p.op_id

@@ -1,6 +1,7 @@
 -- Which GEMM kernel runs each matrix multiply, what does its name say, and how fast is it?
 -- output: table
--- columns: op=Operator, m=M, n=N, k=K, dtype=Type, kernel=Kernel, decoded=What the name says, flops=FLOPs, kernel_ns=Kernel time, achieved_tflops=Achieved, tflops_peak_pct=% of peak
+-- columns: op=Operator, m=M, n=N, k=K, shape=M × N × K, dtype=Type, kernel=Kernel, decoded=What the name says, flops=FLOPs, kernel_ns=Kernel time, achieved_tflops=Achieved, tflops_peak_pct=% of peak
+-- shown: op, shape, dtype, kernel, decoded, flops, kernel_ns, achieved_tflops, tflops_peak_pct
 INCLUDE PERFETTO MODULE guide.gemm;
 INCLUDE PERFETTO MODULE guide.hardware;
 INCLUDE PERFETTO MODULE guide.kernel_names;
@@ -13,6 +14,7 @@ SELECT
   g.m,
   g.n,
   g.k,
+  g.m || ' × ' || g.n || ' × ' || g.k AS shape,
   guide_shapes_dtype_label(g.dtype) AS dtype,
   g.kernel_name AS kernel,
   guide_kernel_names_summary(g.kernel_name) AS decoded,

@@ -1,12 +1,22 @@
 -- Which kernels (on a CPU: which computing operators) run in one step, and what does each do?
 -- output: table
--- columns: position=#, kind=Runs as, name=Name, decoded=What the name says, op_name=Launched by, m=M, n=N, k=K, flops=FLOPs, dur_ns=Time, achieved_tflops=Achieved, tflops_peak_pct=% of peak, achieved_bytes_per_s=Achieved bandwidth, bytes_peak_pct=% of peak bandwidth
+-- columns: position=#, kind=Runs as, name=Name, decoded=What the name says, op_name=Launched by, m=M, n=N, k=K, shape=M × N × K, flops=FLOPs, dur_ns=Time, achieved_tflops=Achieved, tflops_peak_pct=% of peak, achieved_bytes_per_s=Bandwidth, bytes_peak_pct=% of peak bandwidth
+-- shown: kind, name, decoded, op_name, shape, flops, dur_ns, achieved_tflops, tflops_peak_pct, achieved_bytes_per_s, bytes_peak_pct
 INCLUDE PERFETTO MODULE guide.dispatch;
 INCLUDE PERFETTO MODULE guide.gemm;
 INCLUDE PERFETTO MODULE guide.hardware;
 INCLUDE PERFETTO MODULE guide.kernel_names;
+INCLUDE PERFETTO MODULE guide.traffic;
 
-WITH first AS (SELECT MIN(step) AS step FROM guide_dispatch_work)
+WITH
+  first AS (SELECT MIN(step) AS step FROM guide_dispatch_work),
+  -- The bytes each launching operator must read and write at least (guide.traffic).
+  traffic AS (
+    SELECT * FROM guide_traffic_op!((
+      SELECT id, name, arg_set_id FROM slice
+      WHERE id IN (SELECT op_id FROM guide_dispatch_work WHERE kind = 'GPU kernel')
+    ))
+  )
 SELECT
   ROW_NUMBER() OVER (ORDER BY w.ts) AS position,
   w.kind,
@@ -16,23 +26,25 @@ SELECT
   g.m,
   g.n,
   g.k,
+  g.m || ' × ' || g.n || ' × ' || g.k AS shape,
   g.flops,
   w.dur AS dur_ns,
   CASE WHEN g.flops IS NOT NULL AND w.dur > 0 THEN g.flops / (w.dur * 1e3) END AS achieved_tflops,
   -- GEMM kernels: achieved over the GPU's dense peak for the input type and the kernel's math.
-  -- Elementwise kernels (ATen's *elementwise_kernel*): the bytes their operator must move at
-  -- least over kernel time, and that over the GPU's peak bandwidth. NULL on a CPU trace, for
-  -- which the guide has no peak table.
+  -- Elementwise kernels (ATen's *elementwise_kernel*): the bytes their operator must read and
+  -- write at least over kernel time, and that over the GPU's peak bandwidth. NULL on a CPU
+  -- trace, for which the guide has no peak table.
   CASE WHEN w.kind = 'GPU kernel' AND g.flops IS NOT NULL AND w.dur > 0
     THEN 100.0 * g.flops / (w.dur * 1e3) / guide_hardware_peak_tflops(
       guide_hardware_gemm_math(guide_shapes_dtype_label(g.dtype), w.name)
     ) END AS tflops_peak_pct,
   CASE WHEN w.kind = 'GPU kernel' AND w.name GLOB '*elementwise_kernel*' AND w.dur > 0
-    THEN guide_hardware_elementwise_bytes(w.op_id) * 1e9 / w.dur END AS achieved_bytes_per_s,
+    THEN NULLIF(t.read_bytes + t.write_bytes, 0) * 1e9 / w.dur END AS achieved_bytes_per_s,
   CASE WHEN w.kind = 'GPU kernel' AND w.name GLOB '*elementwise_kernel*' AND w.dur > 0
-    THEN 100.0 * guide_hardware_elementwise_bytes(w.op_id) * 1e9 / w.dur
+    THEN 100.0 * NULLIF(t.read_bytes + t.write_bytes, 0) * 1e9 / w.dur
       / guide_hardware_peak_bytes_per_s() END AS bytes_peak_pct
 FROM guide_dispatch_work AS w
 LEFT JOIN guide_gemm_op AS g ON g.id = w.op_id
+LEFT JOIN traffic AS t ON t.op_id = w.op_id
 WHERE w.step = (SELECT step FROM first)
 ORDER BY w.ts;

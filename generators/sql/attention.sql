@@ -7,123 +7,8 @@
 
 INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.shapes;
-
--- Number of elements of an operator's i-th input tensor (from `args.Input Dims[i][*]`), or
--- NULL when that input is not a tensor with recorded dimensions.
-CREATE PERFETTO FUNCTION guide_attention_input_numel(
-  -- Argument set of the operator slice.
-  arg_set_id LONG,
-  -- Input index (0-based).
-  i LONG
-)
-RETURNS LONG AS
-SELECT CASE
-  WHEN extract_arg($arg_set_id, 'args.Input Dims[' || $i || '][0]') IS NULL THEN NULL
-  ELSE
-    extract_arg($arg_set_id, 'args.Input Dims[' || $i || '][0]')
-    * COALESCE(extract_arg($arg_set_id, 'args.Input Dims[' || $i || '][1]'), 1)
-    * COALESCE(extract_arg($arg_set_id, 'args.Input Dims[' || $i || '][2]'), 1)
-    * COALESCE(extract_arg($arg_set_id, 'args.Input Dims[' || $i || '][3]'), 1)
-    * COALESCE(extract_arg($arg_set_id, 'args.Input Dims[' || $i || '][4]'), 1)
-END;
-
--- Bytes of an operator's i-th input tensor as stored: dimensions with stride 0 (a broadcast made
--- with `expand`) count once, so a [seq, seq] mask expanded to [batch, heads, seq, seq] is
--- seq * seq elements. NULL when that input is not a tensor with recorded dimensions, or its
--- type has no known element size. A tensor with no dimensions (a 0-dimensional scalar tensor)
--- records no `Input Dims` entries and so reads as NULL: a few bytes, left out.
-CREATE PERFETTO FUNCTION guide_attention_input_bytes(
-  -- Argument set of the operator slice.
-  arg_set_id LONG,
-  -- Input index (0-based).
-  i LONG
-)
-RETURNS LONG AS
-SELECT CASE
-  WHEN extract_arg($arg_set_id, 'args.Input Dims[' || $i || '][0]') IS NULL THEN NULL
-  ELSE guide_shapes_elem_bytes(extract_arg($arg_set_id, 'args.Input type[' || $i || ']'))
-    * (CASE WHEN extract_arg($arg_set_id, 'args.Input Strides[' || $i || '][0]') = 0 THEN 1
-        ELSE extract_arg($arg_set_id, 'args.Input Dims[' || $i || '][0]') END)
-    * (CASE WHEN extract_arg($arg_set_id, 'args.Input Strides[' || $i || '][1]') = 0 THEN 1
-        ELSE COALESCE(extract_arg($arg_set_id, 'args.Input Dims[' || $i || '][1]'), 1) END)
-    * (CASE WHEN extract_arg($arg_set_id, 'args.Input Strides[' || $i || '][2]') = 0 THEN 1
-        ELSE COALESCE(extract_arg($arg_set_id, 'args.Input Dims[' || $i || '][2]'), 1) END)
-    * (CASE WHEN extract_arg($arg_set_id, 'args.Input Strides[' || $i || '][3]') = 0 THEN 1
-        ELSE COALESCE(extract_arg($arg_set_id, 'args.Input Dims[' || $i || '][3]'), 1) END)
-    * (CASE WHEN extract_arg($arg_set_id, 'args.Input Strides[' || $i || '][4]') = 0 THEN 1
-        ELSE COALESCE(extract_arg($arg_set_id, 'args.Input Dims[' || $i || '][4]'), 1) END)
-END;
-
--- Elements an operator writes, from its recorded inputs (a Kineto trace records no output
--- shapes). In-place operators (a trailing `_`: `copy_`, `fill_`, `masked_fill_`, `add_`) write
--- their first input; `bmm` / `mm` write [batch,] rows x columns of their two inputs; the
--- reductions `all`, `any`, `sum`, `mean`, `amax`, `amin` write the input less the reduced
--- dimension (one element when no single dimension is recorded); every other operator writes a
--- tensor as large as its largest input, which is its broadcast shape whenever one input has
--- that shape (true of every operator in the guide's attention traces).
-CREATE PERFETTO FUNCTION guide_attention_op_write_numel(
-  -- Operator name.
-  name STRING,
-  -- Argument set of the operator slice.
-  arg_set_id LONG
-)
-RETURNS LONG AS
-SELECT CASE
-  WHEN $name GLOB 'aten::*_' THEN guide_attention_input_numel($arg_set_id, 0)
-  WHEN $name = 'aten::bmm' THEN
-    extract_arg($arg_set_id, 'args.Input Dims[0][0]')
-    * extract_arg($arg_set_id, 'args.Input Dims[0][1]')
-    * extract_arg($arg_set_id, 'args.Input Dims[1][2]')
-  WHEN $name = 'aten::mm' THEN
-    extract_arg($arg_set_id, 'args.Input Dims[0][0]')
-    * extract_arg($arg_set_id, 'args.Input Dims[1][1]')
-  WHEN $name IN (
-      'aten::all', 'aten::any', 'aten::sum', 'aten::mean', 'aten::amax', 'aten::amin'
-    ) THEN COALESCE(
-      guide_attention_input_numel($arg_set_id, 0) / extract_arg(
-        $arg_set_id,
-        'args.Input Dims[0]['
-          || (CAST(extract_arg($arg_set_id, 'args.Concrete Inputs[1]') AS INT)
-            + CASE WHEN CAST(extract_arg($arg_set_id, 'args.Concrete Inputs[1]') AS INT) < 0
-              THEN (
-                SELECT COUNT(*) FROM args
-                WHERE arg_set_id = $arg_set_id AND key LIKE 'args.Input Dims[0][%'
-              )
-              ELSE 0 END)
-          || ']'
-      ),
-      1)
-  ELSE MAX(
-    COALESCE(guide_attention_input_numel($arg_set_id, 0), 0),
-    COALESCE(guide_attention_input_numel($arg_set_id, 1), 0),
-    COALESCE(guide_attention_input_numel($arg_set_id, 2), 0),
-    COALESCE(guide_attention_input_numel($arg_set_id, 3), 0),
-    COALESCE(guide_attention_input_numel($arg_set_id, 4), 0)
-  )
-END;
-
--- Bytes per element of what an operator writes: 1 for operators that return booleans
--- (comparisons, `isneginf`, `all`, ...), the larger of the two value inputs for `where` (a
--- Python number there makes a float32 result), else the first input's.
-CREATE PERFETTO FUNCTION guide_attention_op_write_elem_bytes(
-  -- Operator name.
-  name STRING,
-  -- Argument set of the operator slice.
-  arg_set_id LONG
-)
-RETURNS LONG AS
-SELECT CASE
-  WHEN $name IN (
-      'aten::isneginf', 'aten::isposinf', 'aten::isinf', 'aten::isnan', 'aten::eq', 'aten::ne',
-      'aten::lt', 'aten::le', 'aten::gt', 'aten::ge', 'aten::logical_and', 'aten::logical_or',
-      'aten::logical_not', 'aten::all', 'aten::any'
-    ) THEN 1
-  WHEN $name = 'aten::where' THEN COALESCE(NULLIF(MAX(
-      COALESCE(guide_shapes_elem_bytes(extract_arg($arg_set_id, 'args.Input type[1]')), 0),
-      COALESCE(guide_shapes_elem_bytes(extract_arg($arg_set_id, 'args.Input type[2]')), 0)
-    ), 0), 4)
-  ELSE guide_shapes_elem_bytes(extract_arg($arg_set_id, 'args.Input type[0]'))
-END;
+INCLUDE PERFETTO MODULE guide.traffic;
+INCLUDE PERFETTO MODULE guide.windows;
 
 -- What kind of work a GPU kernel or copy is, read from its name: the fused attention kernels
 -- of each SDPA backend, GEMMs on tensor cores or on CUDA cores, and the unfused pieces.
@@ -131,6 +16,8 @@ CREATE PERFETTO FUNCTION guide_attention_kernel_family(
   -- Kernel, memcpy or memset name as the trace records it.
   name STRING
 )
+-- The family label ('flash attention', 'GEMM, tensor cores', 'softmax', ...; 'other' when no
+-- pattern matches).
 RETURNS STRING AS
 SELECT CASE
   WHEN $name GLOB 'Memcpy*' THEN 'memcpy'
@@ -239,6 +126,7 @@ CREATE PERFETTO FUNCTION guide_attention_is_view_op(
   -- Operator name.
   name STRING
 )
+-- True for a view operator.
 RETURNS BOOL AS
 SELECT $name IN (
   'aten::as_strided', 'aten::view', 'aten::expand', 'aten::reshape', 'aten::_reshape_alias',
@@ -248,11 +136,14 @@ SELECT $name IN (
 );
 
 -- GPU work launched from inside CPU regions: a launch call on the region's thread that starts
--- inside the region. `regions` needs the columns id, ts, dur and track_id. Returns one row per
--- (region, piece of GPU work): region_id (the region's id) followed by every column of
--- guide_attention_gpu_work (id, ts, dur, name, category, family, launch_id, launch_api, ...).
+-- inside the region.
+CREATE PERFETTO MACRO guide_attention_work_in(
+  -- CPU regions: needs the columns id, ts, dur and track_id.
+  regions TableOrSubquery
+)
+-- One row per (region, piece of GPU work): region_id (the region's id) followed by every column
+-- of guide_attention_gpu_work (id, ts, dur, name, category, family, launch_id, launch_api, ...).
 -- A region that launched nothing has no rows.
-CREATE PERFETTO MACRO guide_attention_work_in(regions TableOrSubquery)
 RETURNS TableOrSubquery AS
 (
   SELECT r.id AS region_id, w.*
@@ -263,78 +154,39 @@ RETURNS TableOrSubquery AS
 
 -- Operators that move no data of their own: views, allocations, and the conversions `aten::to`
 -- and `aten::contiguous`, which either call an operator that copies or return their input.
-CREATE PERFETTO FUNCTION guide_attention_moves_no_data(
+CREATE PERFETTO FUNCTION _guide_attention_moves_no_data(
   -- Operator name.
   name STRING
 )
+-- True for an operator that moves no data of its own.
 RETURNS BOOL AS
 SELECT guide_attention_is_view_op($name)
   OR $name GLOB 'aten::empty*'
   OR $name IN ('aten::resize_', 'aten::to', 'aten::contiguous');
 
--- Time covered by at least one interval of each group: the union of the intervals, not the sum
--- of their durations. Work on one stream can overlap (cuBLAS's split-K reduce kernel starts
--- before its GEMM ends), and so can work on different streams. `intervals` needs the columns
--- group_id, ts and dur. Returns one row per group: group_id, busy_ns.
-CREATE PERFETTO MACRO guide_attention_busy_ns(intervals TableOrSubquery)
-RETURNS TableOrSubquery AS
-(
-  WITH
-    busy_iv AS (SELECT group_id, ts, ts + dur AS end_ts FROM $intervals),
-    busy_ordered AS (
-      SELECT
-        group_id,
-        ts,
-        end_ts,
-        MAX(end_ts) OVER (
-          PARTITION BY group_id ORDER BY ts, end_ts
-          ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
-        ) AS prev_end
-      FROM busy_iv
-    ),
-    -- An interval that starts after everything before it has ended opens a new island.
-    busy_island AS (
-      SELECT
-        group_id,
-        ts,
-        end_ts,
-        SUM(CASE WHEN prev_end IS NULL OR ts > prev_end THEN 1 ELSE 0 END) OVER (
-          PARTITION BY group_id ORDER BY ts, end_ts ROWS UNBOUNDED PRECEDING
-        ) AS k
-      FROM busy_ordered
-    )
-  SELECT group_id, SUM(island_end - island_start) AS busy_ns
-  FROM (
-    SELECT group_id, k, MIN(ts) AS island_start, MAX(end_ts) AS island_end
-    FROM busy_island
-    GROUP BY group_id, k
-  )
-  GROUP BY group_id
-);
-
 -- Memory traffic of the operators that do the work inside CPU regions, counted from their
--- recorded shapes: the guide's one definition of the bytes an operator (and the GPU work it
--- launches) moves. For each such operator: bytes read = its tensor inputs as stored
--- (guide_attention_input_bytes), except that `copy_` reads only its source (its first input is
--- the destination), `where` with an `out` tensor does not read that one, and `fill_` / `zero_`
--- read nothing; bytes written = what it writes
--- (guide_attention_op_write_numel x guide_attention_op_write_elem_bytes), plus what any memset
--- it launched sets. That is the least the work must move: a kernel that reads an input more
--- than once from memory moves more, and one whose data sits in the GPU's L2 cache moves less
--- through memory.
+-- recorded shapes by the guide's one traffic definition (guide.traffic, guide_traffic_op): each
+-- operator's inputs read once as stored, the tensor it writes written once, plus the bytes of
+-- the memsets it launched. That is the least the work must move: a kernel that reads an input
+-- more than once from memory moves more, and one whose data sits in the GPU's L2 cache moves
+-- less through HBM.
 -- The operators that do the work are, in a trace with GPU activity, those that launched GPU
 -- work themselves (a launch call directly inside them); in a trace without, the innermost
 -- operators that move data (no view, allocation or conversion below them does).
--- `regions` needs id, ts, dur, track_id, depth, batch, heads and seq (as
--- guide_attention_with_shape gives them). Returns one row per (region, operator):
+CREATE PERFETTO MACRO guide_attention_traffic_in(
+  -- CPU regions: needs the columns id, ts, dur, track_id, depth, batch, heads and seq (as
+  -- _guide_attention_with_shape gives them).
+  regions TableOrSubquery
+)
+-- One row per (region, operator) with the columns:
 --   region_id, op_id, name, ts: the region, and the operator's slice id, name and start (ns);
---   read_bytes, write_bytes: bytes read and written, as above;
+--   read_bytes, write_bytes: bytes read and written (guide_traffic_op);
 --   score_read_bytes: the part of read_bytes in inputs of [batch, heads, seq, seq] elements;
---   score_write_bytes: write_bytes when what it writes has [batch, heads, seq, seq] elements,
---     else 0;
+--   score_write_bytes: the bytes of the tensor it writes when that has [batch, heads, seq, seq]
+--     elements (memsets left out), else 0;
 --   gpu_items: kernels, memcpys and memsets it launched (0 in a trace without GPU activity);
---   gpu_ns: the time they ran, as the union of their intervals (NULL when none).
-CREATE PERFETTO MACRO guide_attention_traffic_in(regions TableOrSubquery)
+--   gpu_ns: the time they ran, as the union of their intervals (guide_windows_union; NULL when
+--     none).
 RETURNS TableOrSubquery AS
 (
   WITH
@@ -352,65 +204,37 @@ RETURNS TableOrSubquery AS
       WHERE s.category = 'cpu_op'
     ),
     tr_launched AS (
-      SELECT
-        op_id,
-        COUNT(*) AS n,
-        SUM(CASE WHEN category = 'gpu_memset' THEN COALESCE(bytes, 0) ELSE 0 END)
-          AS memset_bytes
+      SELECT op_id, COUNT(*) AS n
       FROM guide_attention_gpu_work
       WHERE op_id IS NOT NULL
       GROUP BY op_id
     ),
-    tr_working AS (
-      SELECT tr_op.*, COALESCE(l.n, 0) AS gpu_items, COALESCE(l.memset_bytes, 0) AS memset_bytes
+    tr_working AS MATERIALIZED (
+      SELECT tr_op.*, COALESCE(l.n, 0) AS gpu_items
       FROM tr_op
       CROSS JOIN tr_has_gpu
       LEFT JOIN tr_launched AS l ON l.op_id = tr_op.id
       WHERE CASE
         WHEN tr_has_gpu.yes THEN l.op_id IS NOT NULL
-        ELSE NOT guide_attention_moves_no_data(tr_op.name)
+        ELSE NOT _guide_attention_moves_no_data(tr_op.name)
           AND NOT EXISTS (
             SELECT 1 FROM slice AS c
             WHERE c.parent_id = tr_op.id AND c.category = 'cpu_op'
-              AND NOT guide_attention_moves_no_data(c.name)
+              AND NOT _guide_attention_moves_no_data(c.name)
           )
       END
     ),
-    tr_input AS (
-      SELECT
-        w.id,
-        w.score_numel,
-        guide_attention_input_numel(w.arg_set_id, n.i) AS numel,
-        COALESCE(guide_attention_input_bytes(w.arg_set_id, n.i), 0) AS bytes
-      FROM tr_working AS w
-      CROSS JOIN (
-        SELECT 0 AS i UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4
-      ) AS n
-      WHERE NOT (w.name = 'aten::copy_' AND n.i = 0)
-        -- `where` with a fourth tensor is `where.self_out`: the fourth is its destination.
-        AND NOT (w.name = 'aten::where' AND n.i = 3)
-        AND w.name NOT IN ('aten::fill_', 'aten::zero_')
+    tr_ops AS (SELECT DISTINCT id, name, arg_set_id FROM tr_working),
+    tr_score_reads AS (
+      SELECT w.id, SUM(i.bytes) AS score_read_bytes
+      FROM guide_traffic_op_inputs!(tr_ops) AS i
+      JOIN tr_working AS w ON w.id = i.op_id
+      WHERE i.numel = w.score_numel
+      GROUP BY w.id
     ),
-    tr_reads AS (
-      SELECT
-        id,
-        SUM(bytes) AS read_bytes,
-        SUM(CASE WHEN numel = score_numel THEN bytes ELSE 0 END) AS score_read_bytes
-      FROM tr_input
-      GROUP BY id
-    ),
-    tr_writes AS (
-      SELECT
-        id,
-        guide_attention_op_write_numel(name, arg_set_id) AS numel,
-        COALESCE(
-          guide_attention_op_write_numel(name, arg_set_id)
-            * guide_attention_op_write_elem_bytes(name, arg_set_id),
-          0) AS bytes
-      FROM tr_working
-    ),
+    tr_bytes AS (SELECT * FROM guide_traffic_op!(tr_ops)),
     tr_busy AS (
-      SELECT * FROM guide_attention_busy_ns!((
+      SELECT * FROM guide_windows_union!((
         SELECT op_id AS group_id, ts, dur FROM guide_attention_gpu_work
         WHERE op_id IN (SELECT id FROM tr_working)
       ))
@@ -420,27 +244,30 @@ RETURNS TableOrSubquery AS
     w.id AS op_id,
     w.name,
     w.ts,
-    COALESCE(rd.read_bytes, 0) AS read_bytes,
-    wr.bytes + w.memset_bytes AS write_bytes,
-    COALESCE(rd.score_read_bytes, 0) AS score_read_bytes,
-    CASE WHEN wr.numel = w.score_numel THEN wr.bytes ELSE 0 END AS score_write_bytes,
+    t.read_bytes,
+    t.write_bytes,
+    COALESCE(sr.score_read_bytes, 0) AS score_read_bytes,
+    CASE WHEN t.write_numel = w.score_numel THEN t.result_bytes ELSE 0 END AS score_write_bytes,
     w.gpu_items,
     b.busy_ns AS gpu_ns
   FROM tr_working AS w
-  LEFT JOIN tr_reads AS rd ON rd.id = w.id
-  JOIN tr_writes AS wr ON wr.id = w.id
+  JOIN tr_bytes AS t ON t.op_id = w.id
+  LEFT JOIN tr_score_reads AS sr ON sr.id = w.id
   LEFT JOIN tr_busy AS b ON b.group_id = w.id
 );
 
 -- CPU regions with the attention shape they compute: read from the region itself when it is an
 -- aten::scaled_dot_product_attention call, else from the first such call or aten::matmul inside
--- it (its first input is q: [batch, heads, seq, head_dim]). `regions` needs id, ts, dur, name,
--- track_id and depth. Returns one row per region with the columns:
+-- it (its first input is q: [batch, heads, seq, head_dim]).
+CREATE PERFETTO MACRO _guide_attention_with_shape(
+  -- CPU regions: needs the columns id, ts, dur, name, track_id and depth.
+  regions TableOrSubquery
+)
+-- One row per region with the columns:
 --   id, ts, dur, name, track_id, depth: the region's own, passed through;
 --   impl: the <impl> part of an `attn_fwd/<impl>/...` name, else NULL;
 --   batch, heads, seq, head_dim: q's dimensions (NULL when no such call is inside);
 --   elem_bytes: bytes per element of q's dtype (NULL for an unknown type).
-CREATE PERFETTO MACRO guide_attention_with_shape(regions TableOrSubquery)
 RETURNS TableOrSubquery AS
 (
   WITH
@@ -481,11 +308,15 @@ RETURNS TableOrSubquery AS
 );
 
 -- One row per region: CPU operators, GPU work launched from inside it, and the memory traffic
--- through [batch, heads, seq, seq] score tensors. `regions` needs the columns of
--- guide_attention_with_shape. Returns one row per region with the columns:
+-- through [batch, heads, seq, seq] score tensors.
+CREATE PERFETTO MACRO _guide_attention_summary(
+  -- CPU regions: needs the columns of _guide_attention_with_shape.
+  regions TableOrSubquery
+)
+-- One row per region with the columns:
 --   id, name, impl, ts: the region's slice id, name, implementation label and start (ns);
 --   cpu_ns: the region's duration on its CPU thread (ns);
---   batch, heads, seq, head_dim, elem_bytes: its attention shape, as guide_attention_with_shape;
+--   batch, heads, seq, head_dim, elem_bytes: its attention shape, as _guide_attention_with_shape;
 --   cpu_ops: aten:: operators inside the region, all depths;
 --   sdpa_self_ns: self time of the aten::scaled_dot_product_attention calls inside (ns; 0 when
 --     there are none);
@@ -493,8 +324,9 @@ RETURNS TableOrSubquery AS
 --   copies: GPU memcpys launched from inside the region;
 --   memsets: GPU memsets launched from inside the region;
 --   copy_gpu_ns: summed duration of those memcpys on the GPU (ns);
---   gpu_ns: time the GPU spent on that work: the union of its intervals, so that work which
---     overlaps (a split-K reduce kernel starting before its GEMM ends) counts once (ns);
+--   gpu_ns: time the GPU spent on that work: the union of its intervals (guide_windows_union),
+--     so that work which overlaps (a split-K reduce kernel starting before its GEMM ends) counts
+--     once (ns);
 --   launch_apis: the distinct runtime and driver calls that launched it, comma-separated;
 --   score_passes: innermost non-view operators reading a [batch, heads, seq, seq]-sized input;
 --   traffic_bytes: bytes read and written by the operators that do the work, counted from their
@@ -508,7 +340,6 @@ RETURNS TableOrSubquery AS
 -- kernels, copies, memsets, copy_gpu_ns and gpu_ns are NULL when the trace has no GPU activity
 -- at all (a CPU capture), so that a CPU capture never reads as "zero kernels, zero GPU time";
 -- launch_apis is NULL then.
-CREATE PERFETTO MACRO guide_attention_summary(regions TableOrSubquery)
 RETURNS TableOrSubquery AS
 (
   WITH
@@ -537,8 +368,8 @@ RETURNS TableOrSubquery AS
       WHERE NOT guide_attention_is_view_op(o.name)
         AND o.name NOT GLOB 'aten::empty*'
         AND (
-          guide_attention_input_numel(o.arg_set_id, 0) = o.score_numel
-          OR guide_attention_input_numel(o.arg_set_id, 1) = o.score_numel
+          guide_traffic_input_numel(o.arg_set_id, 0) = o.score_numel
+          OR guide_traffic_input_numel(o.arg_set_id, 1) = o.score_numel
         )
     ),
     score_read AS (
@@ -558,7 +389,7 @@ RETURNS TableOrSubquery AS
     ),
     work AS (SELECT * FROM guide_attention_work_in!(reg)),
     busy AS (
-      SELECT * FROM guide_attention_busy_ns!((SELECT region_id AS group_id, ts, dur FROM work))
+      SELECT * FROM guide_windows_union!((SELECT region_id AS group_id, ts, dur FROM work))
     ),
     -- Per-region aggregates as grouped joins, not as subqueries run once per region.
     op_agg AS (
@@ -653,13 +484,13 @@ CREATE PERFETTO TABLE guide_attention_forward(
   elem_bytes LONG
 ) AS
 SELECT id, ts, dur, name, impl, track_id, depth, batch, heads, seq, head_dim, elem_bytes
-FROM guide_attention_with_shape!((
+FROM _guide_attention_with_shape!((
   SELECT id, ts, dur, name, track_id, depth
   FROM slice
   WHERE category = 'user_annotation' AND (name = 'attn_fwd' OR name GLOB 'attn_fwd/*')
 ));
 
--- Every forward region summarised (guide_attention_summary over guide_attention_forward).
+-- Every forward region summarised (_guide_attention_summary over guide_attention_forward).
 CREATE PERFETTO TABLE guide_attention_forward_summary(
   -- Slice id of the region.
   id LONG,
@@ -670,7 +501,7 @@ CREATE PERFETTO TABLE guide_attention_forward_summary(
   -- Start timestamp (ns).
   ts TIMESTAMP,
   -- The region's duration on its CPU thread (ns).
-  cpu_ns LONG,
+  cpu_ns DURATION,
   -- Batch size.
   batch LONG,
   -- Attention heads.
@@ -684,7 +515,7 @@ CREATE PERFETTO TABLE guide_attention_forward_summary(
   -- aten:: operators inside the region, all depths.
   cpu_ops LONG,
   -- Self time of aten::scaled_dot_product_attention calls inside (ns; 0 when none).
-  sdpa_self_ns LONG,
+  sdpa_self_ns DURATION,
   -- GPU kernels launched from inside; NULL in a trace without GPU activity.
   kernels LONG,
   -- GPU memcpys launched from inside; NULL in a trace without GPU activity.
@@ -692,10 +523,10 @@ CREATE PERFETTO TABLE guide_attention_forward_summary(
   -- GPU memsets launched from inside; NULL in a trace without GPU activity.
   memsets LONG,
   -- Summed GPU duration of those memcpys (ns); NULL in a trace without GPU activity.
-  copy_gpu_ns LONG,
+  copy_gpu_ns DURATION,
   -- Time the GPU spent on that work, the union of its intervals (ns); NULL in a trace without
   -- GPU activity.
-  gpu_ns LONG,
+  gpu_ns DURATION,
   -- Distinct launch calls (runtime or driver API), comma-separated; NULL when none.
   launch_apis STRING,
   -- Innermost non-view operators reading a [batch, heads, seq, seq]-sized input.
@@ -714,7 +545,7 @@ SELECT
   id, name, impl, ts, cpu_ns, batch, heads, seq, head_dim, elem_bytes, cpu_ops, sdpa_self_ns,
   kernels, copies, memsets, copy_gpu_ns, gpu_ns, launch_apis, score_passes, traffic_bytes,
   score_traffic_bytes, flops, causal_flops
-FROM guide_attention_summary!(guide_attention_forward);
+FROM _guide_attention_summary!(guide_attention_forward);
 
 -- Every CPU slice inside a forward region (operators and runtime calls), with its forward.
 CREATE PERFETTO VIEW guide_attention_forward_slice(
@@ -737,7 +568,7 @@ CREATE PERFETTO VIEW guide_attention_forward_slice(
   -- Argument set (input shapes and types for operators).
   arg_set_id LONG,
   -- Self time: duration minus that of the slices directly inside it (ns).
-  self_ns LONG
+  self_ns DURATION
 ) AS
 SELECT
   f.id AS fwd_id,

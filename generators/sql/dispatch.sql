@@ -26,7 +26,7 @@ CREATE PERFETTO TABLE guide_dispatch_row(
   -- Duration (ns).
   dur DURATION,
   -- Duration minus that of the rows directly inside it (ns).
-  self_dur LONG,
+  self_dur DURATION,
   -- aten, compile wrapper, generated kernel or other.
   kind STRING
 ) AS

@@ -40,7 +40,7 @@ CREATE PERFETTO TABLE guide_gemm_op(
   -- Name of the longest kernel it launched (NULL if none).
   kernel_name STRING,
   -- Summed duration of the kernels it launched (ns; 0 if none).
-  kernel_dur LONG
+  kernel_dur DURATION
 ) AS
 WITH
   op AS (

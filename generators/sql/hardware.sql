@@ -195,18 +195,3 @@ CREATE PERFETTO FUNCTION guide_hardware_peak_bytes_per_s()
 -- Bytes per second, or NULL.
 RETURNS DOUBLE AS
 SELECT peak_bytes_per_s FROM guide_hardware_device;
-
--- Bytes an elementwise operator must move at least, from its recorded shapes: every tensor input
--- read once and one output the size of its largest input written once (broadcast inputs are
--- read whole, so a bias counts once). A floor on the traffic, not a measurement: caches and
--- in-place writes can only make the true traffic larger, never smaller, so a bandwidth computed
--- from it cannot overstate what the kernel achieved. NULL without recorded shapes.
-CREATE PERFETTO FUNCTION guide_hardware_elementwise_bytes(
-  -- Slice id of the operator (aten::gelu, aten::mul, aten::add...).
-  op_id LONG
-)
--- Bytes, or NULL.
-RETURNS LONG AS
-SELECT SUM(numel * element_bytes) + MAX(numel * element_bytes)
-FROM guide_shapes_input
-WHERE slice_id = $op_id AND element_bytes IS NOT NULL;

@@ -115,7 +115,7 @@ CREATE PERFETTO VIEW guide_kineto_launch_link(
   -- Slice id of the kernel, copy or set it started.
   gpu_id LONG,
   -- Time from the launch call's start to the GPU activity's start (ns).
-  launch_to_start_ns LONG
+  launch_to_start_ns DURATION
 ) AS
 SELECT r.id AS launch_id, g.id AS gpu_id, g.ts - r.ts AS launch_to_start_ns
 FROM flow AS f

@@ -40,7 +40,7 @@ CREATE PERFETTO VIEW guide_launch_chain(
   -- Duration of the GPU activity (ns).
   gpu_dur DURATION,
   -- Time from the launch call's start to the GPU activity's start (ns).
-  launch_to_start_ns LONG
+  launch_to_start_ns DURATION
 ) AS
 WITH
   bookkeeping(name) AS (
@@ -226,7 +226,7 @@ CREATE PERFETTO VIEW guide_launch_gemm(
   -- CPU duration of the operator (ns).
   dur DURATION,
   -- CPU self time of the operator: its duration minus its direct children's (ns).
-  self_ns LONG,
+  self_ns DURATION,
   -- Multiply-adds x 2 from the recorded input shapes (NULL without record_shapes).
   flops LONG,
   -- The kernel it launched (NULL on a CPU-only trace; the last kernel if it launched several).
@@ -292,11 +292,11 @@ CREATE PERFETTO VIEW guide_launch_sync(
   pending_activities LONG,
   -- Busy GPU time inside the call's span (ns): the waited-for work the call overlapped, as a
   -- union of intervals (guide_windows_gpu_busy).
-  gpu_busy_ns LONG,
+  gpu_busy_ns DURATION,
   -- End of the last GPU activity that started before the call returned (ns).
   last_gpu_end TIMESTAMP,
   -- From the end of that GPU activity to the call's return (ns): the cost of the call itself.
-  tail_ns LONG
+  tail_ns DURATION
 ) AS
 SELECT
   s.id,
@@ -345,13 +345,13 @@ CREATE PERFETTO VIEW guide_launch_queue(
   -- Launch latency, for a launch that found its stream idle: from the launch call's start to
   -- the activity's start (ns; from the start, because a kernel may begin before the call
   -- returns). NULL for a queued launch.
-  latency_ns LONG,
+  latency_ns DURATION,
   -- Queueing, for a queued launch: from the launch call's end to the end of the stream's earlier
   -- work (ns). NULL for a launch that found its stream idle.
-  queue_ns LONG,
+  queue_ns DURATION,
   -- For a queued launch: from the end of the stream's earlier work to this activity's start
   -- (ns), the GPU's own turnaround between two activities. NULL otherwise.
-  turnaround_ns LONG
+  turnaround_ns DURATION
 ) AS
 WITH
   link AS (

@@ -4,6 +4,7 @@
 -- forward of this guide's model or a module of any other model's trace.
 INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.shapes;
+INCLUDE PERFETTO MODULE guide.windows;
 
 -- Every model forward of every profiled `generate` call: the prefill, then one decode per token.
 CREATE PERFETTO TABLE guide_llm_forward(
@@ -57,7 +58,7 @@ LEFT JOIN gen USING (step);
 
 -- The slices the window macros assign to windows: CPU operators and runtime/driver calls,
 -- copied once out of the slice table so that every macro call sorts a small table.
-CREATE PERFETTO TABLE guide_llm_cpu_call(
+CREATE PERFETTO TABLE _guide_llm_cpu_call(
   -- Slice id.
   id LONG,
   -- Start (ns).
@@ -127,20 +128,24 @@ SELECT * FROM (
   SELECT * FROM linked
   UNION ALL
   SELECT c.id, c.name, NULL, NULL, NULL, NULL, NULL, NULL
-  FROM guide_llm_cpu_call AS c
+  FROM _guide_llm_cpu_call AS c
   WHERE c.category IN ('cuda_runtime', 'cuda_driver')
     AND c.name GLOB '*aunchKernel*'
     AND c.id NOT IN (SELECT launch_id FROM linked)
 )
 ORDER BY launch_id, kernel_ts;
 
--- Assigns slices to CPU windows: each slice of `slices` (columns id, ts, dur, name, category,
--- track_id) goes to the latest window of `windows` (columns window_id, ts, dur, track_id) that
--- started at or before it on its track, if the slice starts before that window ends. Windows on
--- one track must not overlap (forwards, a forward's turns, sibling modules). A sort and a running
--- maximum rather than a range join, so it stays fast on traces with hundreds of thousands of
--- slices. Columns: window_id; id, ts, dur, name, category and track_id of the slice.
-CREATE PERFETTO MACRO guide_llm_assign(windows TableOrSubquery, slices TableOrSubquery)
+-- Assigns slices to CPU windows: each slice goes to the latest window that started at or before
+-- it on its track, if the slice starts before that window ends. Windows on one track must not
+-- overlap (forwards, a forward's turns, sibling modules). A sort and a running maximum rather
+-- than a range join, so it stays fast on traces with hundreds of thousands of slices.
+CREATE PERFETTO MACRO guide_llm_assign(
+  -- CPU windows: needs the columns window_id, ts, dur and track_id.
+  windows TableOrSubquery,
+  -- Slices to assign: needs the columns id, ts, dur, name, category and track_id.
+  slices TableOrSubquery
+)
+-- One row per assigned slice: window_id; id, ts, dur, name, category and track_id of the slice.
 RETURNS TableOrSubquery AS
 (
   WITH
@@ -168,23 +173,27 @@ RETURNS TableOrSubquery AS
   WHERE l.is_slice = 1 AND l.ts < w.ts + w.dur
 );
 
--- The CPU operators and runtime/driver calls that start inside each CPU window. `windows` needs
--- the columns window_id, ts, dur and track_id (the CPU thread's track), and windows on one track
--- must not overlap (see guide_llm_assign).
--- Columns: window_id; id, ts, dur, name, category and track_id of the slice.
-CREATE PERFETTO MACRO guide_llm_window_slice(windows TableOrSubquery)
+-- The CPU operators and runtime/driver calls that start inside each CPU window.
+CREATE PERFETTO MACRO guide_llm_window_slice(
+  -- CPU windows: needs the columns window_id, ts, dur and track_id (the CPU thread's track);
+  -- windows on one track must not overlap (see guide_llm_assign).
+  windows TableOrSubquery
+)
+-- One row per slice: window_id; id, ts, dur, name, category and track_id of the slice.
 RETURNS TableOrSubquery AS
 (
-  SELECT * FROM guide_llm_assign!($windows, guide_llm_cpu_call)
+  SELECT * FROM guide_llm_assign!($windows, _guide_llm_cpu_call)
 );
 
--- GPU kernels launched from inside each CPU window (same input as guide_llm_window_slice): a
--- kernel belongs to the window in which its launch call (cudaLaunchKernel, cuLaunchKernel,
--- cudaGraphLaunch...) started.
--- Columns: window_id; launch_id and launch_name (the runtime or driver call); kernel_id,
--- kernel_ts, kernel_dur, kernel_name, device and stream (the kernel it started; NULL for a kernel
--- the trace processor dropped, see guide_llm_kernel_launch).
-CREATE PERFETTO MACRO guide_llm_window_kernel(windows TableOrSubquery)
+-- GPU kernels launched from inside each CPU window: a kernel belongs to the window in which its
+-- launch call (cudaLaunchKernel, cuLaunchKernel, cudaGraphLaunch...) started.
+CREATE PERFETTO MACRO guide_llm_window_kernel(
+  -- CPU windows, as guide_llm_window_slice takes them.
+  windows TableOrSubquery
+)
+-- One row per kernel launch: window_id; launch_id and launch_name (the runtime or driver call);
+-- kernel_id, kernel_ts, kernel_dur, kernel_name, device and stream (the kernel it started; NULL
+-- for a kernel the trace processor dropped, see guide_llm_kernel_launch).
 RETURNS TableOrSubquery AS
 (
   SELECT
@@ -201,9 +210,12 @@ RETURNS TableOrSubquery AS
   JOIN guide_llm_kernel_launch AS k ON k.launch_id = r.id
 );
 
--- What each CPU window costs: operators, launch calls and the GPU kernels they started. Same
--- input as guide_llm_window_kernel; one row per window, also for windows that launched nothing.
--- Columns:
+-- What each CPU window costs: operators, launch calls and the GPU kernels they started.
+CREATE PERFETTO MACRO guide_llm_window_cost(
+  -- CPU windows, as guide_llm_window_slice takes them.
+  windows TableOrSubquery
+)
+-- One row per window, also for windows that launched nothing, with the columns:
 --   window_id: the input window;
 --   cpu_ns: the window's length (ns);
 --   cpu_ops: CPU operators that start in the window;
@@ -216,14 +228,15 @@ RETURNS TableOrSubquery AS
 --   gpu_span_ns: first kernel start to last kernel end (ns);
 --   max_gap_ns, idle_ns: the longest and the summed time with no kernel running between the
 --     first kernel and the last (ns);
---   kernel_union_ns: time during which at least one of those kernels runs, gpu_span_ns -
---     idle_ns (ns). Kernels on one stream can overlap (a split-K reduce kernel starts before its
---     GEMM ends), so this union, not kernel_ns (a sum, which counts overlapping time twice), is
---     the GPU time to divide bytes or work by.
+--   kernel_union_ns: time during which at least one of those kernels runs: the union of their
+--     intervals (guide_windows_union, not clipped to the window: a kernel launched in the window
+--     counts whole, whenever it runs), equal to gpu_span_ns - idle_ns (ns). Kernels on one
+--     stream can overlap (a split-K reduce kernel starts before its GEMM ends), so this union,
+--     not kernel_ns (a sum, which counts overlapping time twice), is the GPU time to divide
+--     bytes or work by.
 -- Every column from kernel_launches on is NULL when the trace recorded no GPU activity at all
 -- (a CPU-only capture), so a CPU trace shows "no data" rather than a measured zero; on a GPU
 -- trace a window that launched nothing gets 0 (gpu_span_ns and max_gap_ns stay NULL).
-CREATE PERFETTO MACRO guide_llm_window_cost(windows TableOrSubquery)
 RETURNS TableOrSubquery AS
 (
   WITH
@@ -271,6 +284,13 @@ RETURNS TableOrSubquery AS
       FROM _llm_gap
       WHERE gap_ns IS NOT NULL
       GROUP BY window_id
+    ),
+    _llm_union AS (
+      SELECT * FROM guide_windows_union!((
+        SELECT window_id AS group_id, kernel_ts AS ts, kernel_dur AS dur
+        FROM _llm_k
+        WHERE kernel_id IS NOT NULL
+      ))
     )
   SELECT
     w.window_id,
@@ -285,12 +305,13 @@ RETURNS TableOrSubquery AS
     k.gpu_span_ns,
     i.max_gap_ns,
     IIF(gpu.traced, COALESCE(i.idle_ns, 0), NULL) AS idle_ns,
-    IIF(gpu.traced, COALESCE(k.gpu_span_ns - COALESCE(i.idle_ns, 0), 0), NULL) AS kernel_union_ns
+    IIF(gpu.traced, COALESCE(u.busy_ns, 0), NULL) AS kernel_union_ns
   FROM _llm_win AS w
   CROSS JOIN (SELECT EXISTS (SELECT 1 FROM guide_kineto_gpu_activity) AS traced) AS gpu
   LEFT JOIN _llm_call AS c USING (window_id)
   LEFT JOIN _llm_kernel AS k USING (window_id)
   LEFT JOIN _llm_idle AS i USING (window_id)
+  LEFT JOIN _llm_union AS u ON u.group_id = w.window_id
 );
 
 -- Weight bytes every `aten::linear` reads, from the shapes the profiler recorded
@@ -379,6 +400,7 @@ CREATE PERFETTO FUNCTION guide_llm_attention_family(
   -- Kernel or operator name.
   name STRING
 )
+-- Family label ('cuDNN attention', 'FlashAttention', ...), or NULL when the name points to none.
 RETURNS STRING AS
 SELECT CASE
   -- cuDNN's generated attention kernels also say 'flash' in their names: cuDNN comes first.

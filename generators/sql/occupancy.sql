@@ -25,6 +25,7 @@ CREATE PERFETTO FUNCTION guide_occupancy_blocks_per_sm(
   -- Shared memory per block in bytes, static plus dynamic (Kineto's "shared memory").
   shared_memory_bytes LONG
 )
+-- Blocks per SM (0-32), or NULL without a block size.
 RETURNS LONG AS
 WITH
   k AS (
@@ -61,6 +62,7 @@ CREATE PERFETTO FUNCTION guide_occupancy_theoretical_pct(
   -- Shared memory per block in bytes, static plus dynamic.
   shared_memory_bytes LONG
 )
+-- Percent, 0-100, or NULL without a block size.
 RETURNS DOUBLE AS
 SELECT
   100.0 * guide_occupancy_blocks_per_sm(
@@ -77,6 +79,7 @@ CREATE PERFETTO FUNCTION guide_occupancy_limit(
   -- Shared memory per block in bytes, static plus dynamic.
   shared_memory_bytes LONG
 )
+-- The limiting resource, or NULL without a block size.
 RETURNS STRING AS
 WITH
   k AS (

@@ -11,57 +11,81 @@
 -- split-K case) the union loses only the part that sticks out.
 INCLUDE PERFETTO MODULE guide.kineto;
 
--- GPU busy time inside each window. `windows` needs the columns window_id, ts and dur (ns).
--- Columns:
+-- Time covered by at least one interval of each group: the union of the intervals, not the sum
+-- of their durations. The guide's one union of intervals: the busy share (guide_windows_gpu_busy,
+-- intervals clipped to a window) and the GPU time of work launched from a CPU region (the
+-- attention and LLM modules, intervals not clipped: everything that region launched counts,
+-- whenever it ran) both use it.
+CREATE PERFETTO MACRO guide_windows_union(
+  -- Intervals: needs the columns group_id, ts and dur (ns); an interval with NULL ts or dur is
+  -- left out.
+  intervals TableOrSubquery
+)
+-- One row per group that has intervals, with the columns group_id, intervals (how many) and
+-- busy_ns (the union's length, ns).
+RETURNS TableOrSubquery AS
+(
+  WITH
+    _wu_iv AS (
+      SELECT group_id, ts AS cs, ts + dur AS ce
+      FROM $intervals
+      WHERE ts IS NOT NULL AND dur IS NOT NULL
+    ),
+    -- In start order, the latest end of every earlier interval of the group: the part of an
+    -- interval before that end is already counted.
+    _wu_run AS (
+      SELECT
+        group_id,
+        cs,
+        ce,
+        MAX(ce) OVER (
+          PARTITION BY group_id ORDER BY cs, ce
+          ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
+        ) AS covered_until
+      FROM _wu_iv
+    )
+  SELECT
+    group_id,
+    COUNT(*) AS intervals,
+    SUM(MAX(ce - MAX(cs, COALESCE(covered_until, cs)), 0)) AS busy_ns
+  FROM _wu_run
+  GROUP BY group_id
+);
+
+-- GPU busy time inside each window: the union (guide_windows_union) of the GPU activities that
+-- overlap the window, each clipped to it.
+CREATE PERFETTO MACRO guide_windows_gpu_busy(
+  -- Windows: needs the columns window_id, ts and dur (ns).
+  windows TableOrSubquery
+)
+-- One row per window with the columns:
 --   window_id: the input window;
 --   window_ns: the window's width (ns);
 --   activities: GPU activities that overlap the window;
 --   busy_ns: the union of those activities' intervals, clipped to the window (ns): at most
 --     window_ns. NULL when the trace recorded no GPU activity at all (a CPU-only capture), so a
 --     CPU trace shows "no data" rather than a measured zero.
-CREATE PERFETTO MACRO guide_windows_gpu_busy(windows TableOrSubquery)
 RETURNS TableOrSubquery AS
 (
   WITH
     _gw_win AS MATERIALIZED (SELECT window_id, ts, dur FROM $windows),
     _gw_clip AS (
       SELECT
-        w.window_id,
-        g.id,
-        MAX(g.ts, w.ts) AS cs,
-        MIN(g.ts + g.dur, w.ts + w.dur) AS ce
+        w.window_id AS group_id,
+        MAX(g.ts, w.ts) AS ts,
+        MIN(g.ts + g.dur, w.ts + w.dur) - MAX(g.ts, w.ts) AS dur
       FROM _gw_win AS w
       JOIN guide_kineto_gpu_activity AS g ON g.ts < w.ts + w.dur AND g.ts + g.dur > w.ts
     ),
-    -- In start order, the latest end of every earlier interval of the window: the part of an
-    -- interval before that end is already counted.
-    _gw_run AS (
-      SELECT
-        window_id,
-        cs,
-        ce,
-        MAX(ce) OVER (
-          PARTITION BY window_id ORDER BY cs, ce, id
-          ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
-        ) AS covered_until
-      FROM _gw_clip
-    ),
-    _gw_busy AS (
-      SELECT
-        window_id,
-        COUNT(*) AS activities,
-        SUM(MAX(ce - MAX(cs, COALESCE(covered_until, cs)), 0)) AS busy_ns
-      FROM _gw_run
-      GROUP BY window_id
-    )
+    _gw_busy AS (SELECT * FROM guide_windows_union!(_gw_clip))
   SELECT
     w.window_id,
     w.dur AS window_ns,
-    COALESCE(b.activities, 0) AS activities,
+    COALESCE(b.intervals, 0) AS activities,
     IIF(gpu.traced, COALESCE(b.busy_ns, 0), NULL) AS busy_ns
   FROM _gw_win AS w
   CROSS JOIN (SELECT EXISTS (SELECT 1 FROM guide_kineto_gpu_activity) AS traced) AS gpu
-  LEFT JOIN _gw_busy AS b USING (window_id)
+  LEFT JOIN _gw_busy AS b ON b.group_id = w.window_id
 );
 
 -- The profiled steps (`ProfilerStep#N`) as windows, with the GPU busy time inside each.
@@ -75,7 +99,7 @@ CREATE PERFETTO VIEW guide_windows_step_busy(
   -- GPU activities that overlap the step.
   activities LONG,
   -- Union of GPU activity inside the step (ns); NULL on a CPU-only trace.
-  busy_ns LONG
+  busy_ns DURATION
 ) AS
 SELECT st.step, st.ts, st.dur, b.activities, b.busy_ns
 FROM guide_kineto_profiler_step AS st
@@ -90,11 +114,11 @@ CREATE PERFETTO VIEW guide_windows_steps_busy(
   -- Start of the first step (ns).
   ts TIMESTAMP,
   -- From the first step's start to the last step's end (ns).
-  window_ns LONG,
+  window_ns DURATION,
   -- GPU activities that overlap the window.
   activities LONG,
   -- Union of GPU activity inside the window (ns); NULL on a CPU-only trace.
-  busy_ns LONG
+  busy_ns DURATION
 ) AS
 WITH span AS (
   SELECT 0 AS window_id, MIN(ts) AS ts, MAX(ts + dur) - MIN(ts) AS dur

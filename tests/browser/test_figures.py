@@ -1,0 +1,143 @@
+"""Every figure is readable at the width the page shows it, and fits a phone's screen.
+
+For each page with a figure, in a 1280 × 900 window (a desktop: the content column is about
+1000 px wide): each figure's smallest text, its font size scaled by the shown width over the
+SVG's own width, is at least ``MIN_TEXT_PX`` CSS px; no figure is wider than its container; each
+image is a link to its SVG, so that a tap opens it full size. In a 390 px window (a phone) every
+figure fits the screen. Figures inside tabs are checked with their tab selected.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
+
+import pytest
+
+from tests.browser.test_site import built_site, site  # noqa: F401 (module-scoped fixtures)
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
+
+pytestmark = pytest.mark.browser
+
+MIN_TEXT_PX = 10.0
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+SLACK_PX = 1.0  # sub-pixel rounding of layout boxes
+
+# For the index-th figure: select its tab if it is in one, load the image and its SVG, and
+# measure. Font sizes are read from each <text>'s computed style inside the parsed SVG.
+MEASURE_JS = """async (index) => {
+  const figure = document.querySelectorAll('figure.pg-figure')[index];
+  const block = figure.closest('.tabbed-block');
+  if (block) {
+    const set = block.closest('.tabbed-set');
+    const blocks = [...block.parentElement.children];
+    set.querySelectorAll(':scope > input')[blocks.indexOf(block)].click();
+  }
+  const img = figure.querySelector('img');
+  img.loading = 'eager';
+  await img.decode();
+  const shown = img.getBoundingClientRect().width;
+  const text = await (await fetch(img.src)).text();
+  const svg = new DOMParser().parseFromString(text, 'image/svg+xml').documentElement;
+  const viewBox = (svg.getAttribute('viewBox') || '').trim().split(/[\\s,]+/).map(Number);
+  const sizes = [];
+  for (const node of svg.querySelectorAll('text')) {
+    const style = node.getAttribute('style') || '';
+    const match = /font-size:\\s*([0-9.]+)px/.exec(style) || /font:[^;]*?([0-9.]+)px/.exec(style);
+    const size = match ? Number(match[1]) : Number(node.getAttribute('font-size'));
+    if (size) sizes.push({size, text: node.textContent});
+  }
+  const link = img.parentElement.closest('a');
+  return {
+    src: img.getAttribute('src'),
+    resolved: img.src,
+    shown,
+    container: figure.getBoundingClientRect().width,
+    viewBoxWidth: viewBox[2],
+    sizes,
+    link: link ? link.href : null,
+    right: img.getBoundingClientRect().right,
+  };
+}"""
+
+
+def figure_pages(site_dir: Path) -> list[str]:
+    pages = [
+        path.parent.relative_to(site_dir).as_posix() + "/"
+        for path in sorted(site_dir.rglob("index.html"))
+        if 'class="pg-figure"' in path.read_text(encoding="utf-8")
+    ]
+    assert pages, "no page of the built site has a figure"
+    return pages
+
+
+def measure(page: Page, url: str) -> list[dict[str, Any]]:
+    page.goto(url, wait_until="load")
+    count = page.locator("figure.pg-figure").count()
+    return [page.evaluate(MEASURE_JS, i) for i in range(count)]
+
+
+def test_figures_are_readable_on_a_desktop(
+    chromium: Browser,
+    built_site: Path,  # noqa: F811
+    site: str,  # noqa: F811
+) -> None:
+    context = chromium.new_context(viewport=DESKTOP)
+    problems: list[str] = []
+    checked = 0
+    try:
+        page = context.new_page()
+        for rel in figure_pages(built_site):
+            for fig in measure(page, urljoin(site, rel)):
+                checked += 1
+                where = f"{rel} {fig['src']}"
+                if fig["shown"] <= 0 or not fig["viewBoxWidth"]:
+                    problems.append(f"{where}: not shown, or its SVG has no viewBox")
+                    continue
+                if fig["shown"] > fig["container"] + SLACK_PX:
+                    problems.append(
+                        f"{where}: {fig['shown']:.0f} px wide in a {fig['container']:.0f} px column"
+                    )
+                scale = fig["shown"] / fig["viewBoxWidth"]
+                smallest = min(fig["sizes"], key=lambda s: s["size"])
+                px = smallest["size"] * scale
+                if px < MIN_TEXT_PX:
+                    problems.append(
+                        f"{where}: text {smallest['text']!r} shows at {px:.1f} px "
+                        f"(< {MIN_TEXT_PX} px) at {fig['shown']:.0f} px wide"
+                    )
+                if fig["link"] != fig["resolved"]:
+                    problems.append(f"{where}: the image links to {fig['link']}, not to its SVG")
+    finally:
+        context.close()
+    assert checked, "no figure was measured"
+    assert not problems, "\n".join(problems)
+
+
+def test_figures_fit_a_phone_screen(
+    chromium: Browser,
+    built_site: Path,  # noqa: F811
+    site: str,  # noqa: F811
+) -> None:
+    context = chromium.new_context(viewport=PHONE)
+    problems: list[str] = []
+    try:
+        page = context.new_page()
+        for rel in figure_pages(built_site):
+            for fig in measure(page, urljoin(site, rel)):
+                if fig["shown"] <= 0 or fig["right"] > PHONE["width"] + SLACK_PX:
+                    problems.append(
+                        f"{rel} {fig['src']}: {fig['shown']:.0f} px wide, right edge at "
+                        f"{fig['right']:.0f} px on a {PHONE['width']} px screen"
+                    )
+            # Nothing on the page scrolls sideways because of a figure.
+            overflow = page.evaluate("document.documentElement.scrollWidth")
+            if overflow > PHONE["width"] + SLACK_PX:
+                problems.append(f"{rel}: the page is {overflow} px wide")
+    finally:
+        context.close()
+    assert not problems, "\n".join(problems)

@@ -1,0 +1,247 @@
+"""The rules every module of the `guide` PerfettoSQL package follows (generators/sql/README.md).
+
+Like Perfetto's own stdlib checker: a module holds only `INCLUDE PERFETTO MODULE` and
+`CREATE PERFETTO TABLE/VIEW/FUNCTION/MACRO` statements; every object is named after its module
+(`guide_<module>_...`, or `_guide_<module>_...` for a helper nothing outside the module uses);
+every object, every column of a table's or view's schema, every function or macro argument and
+every return value has a comment; and column and argument types are PerfettoSQL's, with ts and
+duration columns typed as such. The pages print these definitions under every table, so the
+comments are what a reader sees.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from generators.sql_sources import SQL_DIR
+
+#: Types a table or view column, a function argument or a function's result may have.
+COLUMN_TYPES = {"LONG", "DOUBLE", "STRING", "BOOL", "TIMESTAMP", "DURATION", "ID"}
+_JOINID = re.compile(r"^JOINID\(\w+\.\w+\)$")
+#: Types a macro argument or a macro's result may have.
+MACRO_TYPES = {"TableOrSubquery", "Expr", "ColumnName", "ColumnNameList"}
+
+_INCLUDE = re.compile(r"^INCLUDE\s+PERFETTO\s+MODULE\s+([\w.]+)$", re.S)
+_CREATE = re.compile(r"^CREATE\s+PERFETTO\s+(TABLE|VIEW|FUNCTION|MACRO)\s+(\w+)\s*", re.S)
+_RETURNS = re.compile(r"\s*RETURNS\s+(\w+(?:\([\w.]*\))?)\s+AS\b", re.S)
+
+
+def _mask(text: str) -> str:
+    """``text`` with comments and string contents blanked (same length, newlines kept), so
+    that parentheses, commas and semicolons in prose or literals do not count as syntax."""
+    out = list(text)
+    i = 0
+    while i < len(text):
+        if text.startswith("--", i):
+            while i < len(text) and text[i] != "\n":
+                out[i] = " "
+                i += 1
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = len(text) if end < 0 else end + 2
+            for j in range(i, end):
+                out[j] = "\n" if text[j] == "\n" else " "
+            i = end
+        elif text[i] == "'":
+            j = i + 1
+            while j < len(text) and not (text[j] == "'" and text[j + 1 : j + 2] != "'"):
+                j += 2 if text.startswith("''", j) else 1
+            for k in range(i + 1, min(j, len(text))):
+                out[k] = "\n" if text[k] == "\n" else " "
+            i = j + 1
+        else:
+            i += 1
+    return "".join(out)
+
+
+def _comment_lines(segment: str) -> list[str]:
+    return [line.strip() for line in segment.splitlines() if line.strip().startswith("--")]
+
+
+def _closing(masked: str, open_at: int) -> int:
+    """Index of the parenthesis closing the one at ``open_at``."""
+    depth = 0
+    for i in range(open_at, len(masked)):
+        if masked[i] == "(":
+            depth += 1
+        elif masked[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def _items(text: str, masked: str, start: int, end: int) -> list[tuple[str, str]]:
+    """The comma-separated items between ``start`` and ``end``: (original text, code)."""
+    items, depth, begin = [], 0, start
+    for i in range(start, end + 1):
+        ch = masked[i] if i < end else ","
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            items.append((text[begin:i], " ".join(masked[begin:i].split())))
+            begin = i + 1
+    return [(t, c) for t, c in items if c or _comment_lines(t)]
+
+
+def _type_ok(kind: str, typ: str) -> bool:
+    if kind == "MACRO":
+        return typ in MACRO_TYPES
+    return typ.upper() == typ and (typ in COLUMN_TYPES or bool(_JOINID.match(typ)))
+
+
+def _time_type_error(column: str, typ: str) -> str | None:
+    if (column == "ts" or column.endswith("_ts")) and typ != "TIMESTAMP":
+        return f"column {column} is a timestamp: type it TIMESTAMP, not {typ}"
+    duration = column == "dur" or column.endswith(("_dur", "_ns"))
+    if duration and typ != "DURATION":
+        return f"column {column} is a duration: type it DURATION, not {typ}"
+    return None
+
+
+def check_module(text: str, stem: str, known_modules: set[str] | None = None) -> list[str]:
+    """Every way ``text``, the module ``guide.<stem>``, breaks the package's rules."""
+    errors: list[str] = []
+    masked = _mask(text)
+    public, private = f"guide_{stem}_", f"_guide_{stem}_"
+    begin = 0
+    for pos in [m.start() for m in re.finditer(";", masked)] + [len(masked)]:
+        stmt_start = begin + len(masked[begin:pos]) - len(masked[begin:pos].lstrip())
+        code = masked[begin:pos].strip()
+        begin = pos + 1
+        if not code:
+            continue
+        line = text.count("\n", 0, stmt_start) + 1
+        include = _INCLUDE.match(code)
+        if include:
+            target = include.group(1)
+            if known_modules is not None and target not in known_modules:
+                errors.append(f"line {line}: includes {target}, which is no module")
+            continue
+        create = _CREATE.match(code)
+        if not create:
+            errors.append(
+                f"line {line}: only INCLUDE PERFETTO MODULE and CREATE PERFETTO "
+                f"TABLE/VIEW/FUNCTION/MACRO statements may appear: {code[:60]!r}"
+            )
+            continue
+        kind, name = create.group(1).upper(), create.group(2)
+        where = f"line {line}: {kind.lower()} {name}"
+        if not (name.startswith(public) or name.startswith(private)):
+            errors.append(f"{where}: name it {public}... (or {private}... for a private helper)")
+        above = text[:stmt_start].rstrip("\n").splitlines()
+        if not above or not above[-1].lstrip().startswith("--"):
+            errors.append(f"{where}: no doc comment right above it")
+        after = stmt_start + create.end()
+        if masked[after : after + 1] != "(":
+            errors.append(f"{where}: no parenthesised schema or argument list")
+            continue
+        close = _closing(masked, after)
+        if close < 0:
+            errors.append(f"{where}: unbalanced parentheses")
+            continue
+        what = "column" if kind in ("TABLE", "VIEW") else "argument"
+        for item_text, item_code in _items(text, masked, after + 1, close):
+            parts = item_code.split(None, 1)
+            if len(parts) != 2:
+                errors.append(f"{where}: cannot read {what} {item_code!r} as 'name TYPE'")
+                continue
+            column, typ = parts[0], parts[1].replace(" ", "")
+            if not _comment_lines(item_text):
+                errors.append(f"{where}: {what} {column} has no comment above it")
+            if not _type_ok(kind, typ):
+                errors.append(f"{where}: {what} {column} has type {typ}, not one allowed")
+            elif kind in ("TABLE", "VIEW"):
+                time_error = _time_type_error(column, typ)
+                if time_error:
+                    errors.append(f"{where}: {time_error}")
+        if kind in ("FUNCTION", "MACRO"):
+            returns = _RETURNS.match(masked, close + 1)
+            if not returns:
+                errors.append(f"{where}: no 'RETURNS <type> AS' after the arguments")
+                continue
+            if not _comment_lines(text[close + 1 : returns.start(1)]):
+                errors.append(f"{where}: no comment on its return value above RETURNS")
+            if not _type_ok(kind, returns.group(1)):
+                errors.append(f"{where}: returns type {returns.group(1)}, not one allowed")
+    return errors
+
+
+MODULES = sorted(SQL_DIR.rglob("*.sql"))
+KNOWN = {"guide." + ".".join(p.relative_to(SQL_DIR).with_suffix("").parts) for p in MODULES}
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
+def test_module_follows_the_rules(path: Path) -> None:
+    stem = "_".join(path.relative_to(SQL_DIR).with_suffix("").parts)
+    assert check_module(path.read_text(), stem, KNOWN) == []
+
+
+GOOD = """-- A module.
+INCLUDE PERFETTO MODULE guide.kineto;
+
+-- Slices.
+CREATE PERFETTO VIEW guide_m_slice(
+  -- Slice id.
+  id LONG,
+  -- Start (ns).
+  ts TIMESTAMP,
+  -- Duration (ns), with a comma, a (parenthesis) and a ; in the comment.
+  dur DURATION
+) AS
+SELECT id, ts, dur FROM slice WHERE name != 'a;b(';
+
+-- Doubles a number.
+CREATE PERFETTO FUNCTION _guide_m_twice(
+  -- The number.
+  x LONG
+)
+-- Twice x.
+RETURNS LONG AS
+SELECT 2 * $x;
+
+-- The rows of a table.
+CREATE PERFETTO MACRO guide_m_all(
+  -- Any table.
+  t TableOrSubquery
+)
+-- Its rows.
+RETURNS TableOrSubquery AS
+(SELECT * FROM $t);
+"""
+
+
+def test_a_good_module_passes() -> None:
+    assert check_module(GOOD, "m", {"guide.kineto"}) == []
+
+
+@pytest.mark.parametrize(
+    ("change", "error"),
+    [
+        (("-- Slices.\nCREATE", "SELECT 1;\n\n-- Slices.\nCREATE"), "only INCLUDE"),
+        (("guide.kineto", "guide.nowhere"), "which is no module"),
+        (("guide_m_slice", "guide_other_slice"), "name it guide_m_"),
+        (("_guide_m_twice", "guide_twice"), "name it guide_m_"),
+        (("-- Slices.\n", "\n"), "no doc comment"),
+        (("  -- Slice id.\n", ""), "column id has no comment"),
+        (("  ts TIMESTAMP", "  ts LONG"), "column ts is a timestamp"),
+        (("  dur DURATION", "  dur LONG"), "column dur is a duration"),
+        (("  id LONG,", "  id INTEGER,"), "column id has type INTEGER"),
+        (("  -- The number.\n", ""), "argument x has no comment"),
+        (("-- Twice x.\n", ""), "no comment on its return value"),
+        (("  -- Any table.\n", ""), "argument t has no comment"),
+        (("-- Its rows.\n", ""), "no comment on its return value"),
+        (("t TableOrSubquery", "t LONG"), "argument t has type LONG"),
+        (("RETURNS LONG AS", "RETURNS INT AS"), "returns type INT"),
+    ],
+)
+def test_a_bad_module_fails(change: tuple[str, str], error: str) -> None:
+    old, new = change
+    assert old in GOOD
+    errors = check_module(GOOD.replace(old, new, 1), "m", {"guide.kineto"})
+    assert any(error in e for e in errors), errors
