@@ -101,17 +101,21 @@ COMMANDS = {
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--only", nargs="*", choices=sorted(COMMANDS), default=sorted(COMMANDS))
+    parser.add_argument("--runs", type=int, help="runs per command (default: each one's own)")
     args = parser.parse_args()
     results = json.loads(OUT_JSON.read_text()) if OUT_JSON.exists() else {}
     results.setdefault("commands", {})
     for name in args.only:
         label, runs = COMMANDS[name]
+        runs = args.runs or runs
         print(f"{name}: {runs} runs", file=sys.stderr)
         times = measure(name, runs)
         results["commands"][name] = {
             "what": label,
             "runs_s": [round(t, 2) for t in times],
             "median_s": round(statistics.median(times), 2),
+            "measured": time.strftime("%Y-%m-%d"),
+            "command": "python benchmarks/commands.py " + " ".join(sys.argv[1:]),
         }
         write(results)
     print(OUT_MD.read_text())
@@ -129,15 +133,18 @@ def write(results: dict) -> None:
     lines = [
         "# Command timings",
         "",
-        f"Made by `{results['command'].strip()}` on {results['machine']['cpus']} cores, "
-        f"Python {results['machine']['python']}. Whole-process wall time; median of the runs.",
+        f"Made by `python benchmarks/commands.py` on {results['machine']['cpus']} cores, "
+        f"Python {results['machine']['python']}. Whole-process wall time; median of the runs; "
+        "each row names the command line that measured it.",
         "",
-        "| command | median | runs |",
-        "| --- | ---: | --- |",
+        "| command | median | runs | measured by |",
+        "| --- | ---: | --- | --- |",
     ]
     for entry in results["commands"].values():
         runs = ", ".join(f"{t:.1f}" for t in entry["runs_s"])
-        lines.append(f"| {entry['what']} | {entry['median_s']:.1f} s | {runs} |")
+        made = entry.get("command", results["command"]).strip()
+        when = entry.get("measured", "")
+        lines.append(f"| {entry['what']} | {entry['median_s']:.1f} s | {runs} | `{made}` {when} |")
     OUT_MD.write_text("\n".join(lines) + "\n")
 
 

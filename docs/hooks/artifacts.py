@@ -158,6 +158,8 @@ class PageState:
     used: dict[tuple[str, str, str], None] = field(default_factory=dict)  # (device, step, variant)
     fallbacks: list[str] = field(default_factory=list)
     missing_cuda: list[str] = field(default_factory=list)
+    # Module objects whose definition a table's SQL block on this page already shows.
+    shown_objects: set[str] = field(default_factory=set)
 
 
 class Renderer:
@@ -251,12 +253,20 @@ class Renderer:
             "",
             *_fenced(query.sql, "sql", indent="    "),
         ]
-        if objects:
+        # Each definition is printed once per page (highlighting them all under every table made
+        # the build several times slower); later blocks name what an earlier one shows.
+        earlier = [obj for obj in objects if obj.name in self.state.shown_objects]
+        new = [obj for obj in objects if obj.name not in self.state.shown_objects]
+        self.state.shown_objects.update(obj.name for obj in new)
+        if earlier:
+            names = ", ".join(f"`{obj.name}`" for obj in earlier)
+            parts += ["", f"    It also uses, as shown under a table above on this page: {names}."]
+        if new:
             parts += [
                 "",
                 "    The `guide.*` module objects it relies on, each before its first use:",
             ]
-            for obj in objects:
+            for obj in new:
                 parts += [
                     "",
                     *_fenced(
