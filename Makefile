@@ -43,7 +43,7 @@ serve: $(SITE_STAMP) ## Serve the site at http://127.0.0.1:8000 from the committ
 	$(PY) -m mkdocs serve --dev-addr 127.0.0.1:8000
 
 site: $(SITE_STAMP) ## Build the site into site/ (STRICT_GPU=1: fail while CUDA artifacts are missing)
-	STRICT_GPU=$(STRICT_GPU) $(PY) -m mkdocs build --strict
+	PROFILING_GUIDE_STRICT_GPU=$(STRICT_GPU) $(PY) -m mkdocs build --strict
 
 test: $(DEV_STAMP) $(CHROMIUM) ## Run every test, ruff included (sets up first if needed)
 	$(PY) -m pytest

@@ -55,6 +55,7 @@ def cmd_artifacts(args: argparse.Namespace) -> None:
     for result in results:
         print(f"captured {result.step}/{result.variant} on {device} in {result.wall_s:.1f} s")
     print(_summary(device, manifest, time.perf_counter() - started, args.artifacts))
+    _rebuild_gallery(args.artifacts)
 
 
 def cmd_capture(args: argparse.Namespace) -> None:
@@ -118,6 +119,7 @@ def cmd_import(args: argparse.Namespace) -> None:
             print(f"imported {variant_dir.parent.name}/{variant_dir.name}")
         manifest = derive_set(stage, args.device)
     print(_summary(args.device, manifest, time.perf_counter() - started, args.artifacts))
+    _rebuild_gallery(args.artifacts)
 
 
 def cmd_derive(args: argparse.Namespace) -> None:
@@ -135,6 +137,17 @@ def cmd_derive(args: argparse.Namespace) -> None:
         with staged_device_set(device, args.artifacts) as stage:
             manifest = derive_set(stage, device, only_step=args.step)
         print(_summary(device, manifest, time.perf_counter() - started, args.artifacts))
+    if args.step is None:  # a one-step derive leaves the gallery as it is (it reads every set)
+        _rebuild_gallery(args.artifacts)
+
+
+def _rebuild_gallery(artifacts: Path) -> None:
+    """The doctor's report on every trace of every set (``artifacts/doctor/``)."""
+    from generators.doctor.gallery import build_gallery
+
+    started = time.perf_counter()
+    out = build_gallery(artifacts, progress=log.info)
+    print(f"{out}: doctor gallery; {time.perf_counter() - started:.1f} s")
 
 
 def _known_errors() -> tuple[type[BaseException], ...]:

@@ -18,13 +18,14 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from generators.env import CAPTURE_TIMEOUT_S as TIMEOUT_VAR
 from generators.steps import REPO_ROOT, Step, Variant
 from generators.store import CAPTURE_FILE, atomic_write_text, dump_json, source_hashes
 
 log = logging.getLogger(__name__)
 
 # A workload that hangs (a stuck GPU, a deadlocked compile) must not hang the whole run.
-CAPTURE_TIMEOUT_S = int(os.environ.get("PROFILING_GUIDE_CAPTURE_TIMEOUT_S", "1800"))
+CAPTURE_TIMEOUT_S = int(TIMEOUT_VAR.get())
 
 
 class CaptureError(RuntimeError):
@@ -103,7 +104,7 @@ def capture_variant(step: Step, variant: Variant, device: str, out_dir: Path) ->
     except subprocess.TimeoutExpired as exc:
         raise CaptureError(
             f"capture of {step.slug}/{variant.name} on {device} did not finish within "
-            f"{CAPTURE_TIMEOUT_S} s (set PROFILING_GUIDE_CAPTURE_TIMEOUT_S to allow more): "
+            f"{CAPTURE_TIMEOUT_S} s (set {TIMEOUT_VAR.name} to allow more): "
             f"{' '.join(cmd[1:])}"
         ) from exc
     wall_s = time.perf_counter() - started

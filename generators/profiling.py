@@ -178,11 +178,13 @@ def profile_steps(
     label: str,
     settings: dict[str, object],
     sort_by: str | None = None,
+    profile_memory: bool = False,
 ) -> Path:
     """Profile ``sched.total_steps`` calls of ``step``, each inside ``record_function(label)``.
 
     Returns the path of the written trace. ``settings`` (the workload's own flags) is stored in
-    the capture record so a page can say exactly what ran.
+    the capture record so a page can say exactly what ran. ``profile_memory`` adds the
+    allocator's ``[memory]`` events (every allocation and free, with the running total).
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     activities = [ProfilerActivity.CPU]
@@ -211,6 +213,7 @@ def profile_steps(
             on_trace_ready=on_trace_ready,
             record_shapes=True,
             with_stack=False,
+            profile_memory=profile_memory,
         ) as prof:
             # No synchronisation inside the loop: it would add a cudaDeviceSynchronize to every
             # step of the trace. The one at the end is the window's closing synchronisation.

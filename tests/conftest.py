@@ -7,23 +7,26 @@ from pathlib import Path
 
 import pytest
 
-from tests.reference_traces import REFERENCE_TRACES
+from generators import env
+from tests.reference_traces import all_traces
 
 # Exact counts and byte-for-byte derives are pinned to the offline engine, whatever this machine
 # has cached or could download (an explicit choice in the environment still wins).
-os.environ.setdefault("PROFILING_GUIDE_TP_ENGINE", "wasm")
+os.environ.setdefault(env.TP_ENGINE.name, "wasm")
 
 REPO = Path(__file__).resolve().parent.parent
 
 
-def reference_trace_paths() -> list[Path]:
-    """The vendored reference traces (fails the test if they are missing)."""
-    paths = sorted(REFERENCE_TRACES.glob("*.json.gz"))
-    if not paths:
-        pytest.fail(f"no reference traces in {REFERENCE_TRACES}")
-    return paths
-
-
 @pytest.fixture(scope="session")
 def reference_traces() -> list[Path]:
-    return reference_trace_paths()
+    return all_traces()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-expected",
+        action="store_true",
+        default=False,
+        help="rewrite the expected CSVs of tests/sql_cases/ from what the SQL returns now "
+        "(on purpose only: review the diff before committing)",
+    )

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 REFERENCE_TRACES = Path(__file__).resolve().parent / "data" / "reference-traces"
 
 A100_ADD = REFERENCE_TRACES / "a100-simple-add.json.gz"
@@ -16,3 +18,11 @@ A100_TRITON = REFERENCE_TRACES / "a100-triton-compiled.json.gz"
 H100_BERT = REFERENCE_TRACES / "h100-bert-small-inference.json.gz"
 MI300X = REFERENCE_TRACES / "mi300x-compiled-triton.json.gz"
 V100 = REFERENCE_TRACES / "v100-resnet-train.json.gz"
+
+
+def all_traces() -> list[Path]:
+    """Every vendored reference trace, sorted (fails the test if there are none)."""
+    paths = sorted(REFERENCE_TRACES.glob("*.json.gz"))
+    if not paths:
+        pytest.fail(f"no reference traces in {REFERENCE_TRACES}")
+    return paths

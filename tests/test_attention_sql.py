@@ -19,6 +19,7 @@ import pytest
 from generators.derive import run_query
 from generators.queries import load_query
 from generators.tp import open_trace
+from tests import sql_rows
 from tests.reference_traces import REFERENCE_TRACES as REFERENCE
 
 REPO = Path(__file__).resolve().parents[1]
@@ -57,13 +58,11 @@ def kineto_pct(row: dict[str, object]) -> int:
 
 def loaded_rows(tp: object, sql: str) -> list[dict[str, object]]:
     """Rows of SQL on a trace whose attention module is already loaded (with_regions)."""
-    result = tp.query(sql)  # type: ignore[attr-defined]
-    return [{c: getattr(r, c) for c in result.column_names} for r in result]
+    return sql_rows.rows(tp, sql)
 
 
 def rows(tp: object, sql: str) -> list[dict[str, object]]:
-    result = tp.query("INCLUDE PERFETTO MODULE guide.attention;\n" + sql)  # type: ignore[attr-defined]
-    return [{c: getattr(r, c) for c in result.column_names} for r in result]
+    return sql_rows.rows(tp, "INCLUDE PERFETTO MODULE guide.attention;\n" + sql)
 
 
 @pytest.mark.parametrize(

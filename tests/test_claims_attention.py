@@ -15,6 +15,7 @@ from generators.steps import get_step
 from tests.claims import (
     ARTIFACTS,
     capture_record,
+    needs_cuda,
     shown_device,
     table,
     trace_table,
@@ -63,13 +64,6 @@ def cpu_only(*variants: str) -> None:
     """Skip a claim the page makes about CPU captures once a CUDA capture is shown instead."""
     if any(shown_device(STEP, v) != "cpu" for v in variants):
         pytest.skip("the page shows a CUDA capture")
-
-
-def needs_cuda(variant: str) -> pytest.MarkDecorator:
-    return pytest.mark.skipif(
-        shown_device(STEP, variant, cpu_ok=False) is None,
-        reason=f"no CUDA capture of {STEP}/{variant} committed yet",
-    )
 
 
 # ---- the workload ------------------------------------------------------------------------------
@@ -392,7 +386,7 @@ def by_family(variant: str, family: str) -> list[dict[str, str]]:
     return [r for r in kernels(variant) if r["family"] == family]
 
 
-@needs_cuda("naive")
+@needs_cuda(STEP, "naive")
 def test_naive_gpu_work_per_operator() -> None:
     """'aten::bmm a GEMM, aten::mul an elementwise kernel, aten::masked_fill_ a masked-fill
     kernel, aten::_softmax a softmax kernel, and the hidden aten::copy_ a device-to-device memory
@@ -412,7 +406,7 @@ def test_naive_gpu_work_per_operator() -> None:
     assert v["copies_per_fwd"] == 1 and v["memsets_per_fwd"] == 1
 
 
-@needs_cuda("naive")
+@needs_cuda(STEP, "naive")
 def test_naive_is_gpu_bound_and_its_time_is_in_the_unfused_passes() -> None:
     """'the CPU finishes issuing it long before the GPU finishes running it, so this version is
     GPU-bound ... the two matrix multiplies ... take the smaller part; the unfused operators ...
@@ -425,7 +419,7 @@ def test_naive_is_gpu_bound_and_its_time_is_in_the_unfused_passes() -> None:
     assert float(masked["time_ns_per_fwd"]) > gemm
 
 
-@needs_cuda("naive")
+@needs_cuda(STEP, "naive")
 def test_naive_copy_is_a_dtod_memcpy_launched_by_cudamemcpyasync() -> None:
     """'The copy runs there as a Memcpy DtoD, launched by cudaMemcpyAsync from inside
     aten::copy_'."""
@@ -437,7 +431,7 @@ def test_naive_copy_is_a_dtod_memcpy_launched_by_cudamemcpyasync() -> None:
     assert float(memcpy["time_ns_per_fwd"]) == pytest.approx(gpu("naive")["copy_gpu_ns_per_fwd"])
 
 
-@needs_cuda("naive_inplace")
+@needs_cuda(STEP, "naive_inplace")
 def test_in_place_saves_the_copy_on_the_gpu() -> None:
     """'the saving is the copy's own time, and its list of GPU work is the same but for the
     copy'."""
@@ -450,7 +444,7 @@ def test_in_place_saves_the_copy_on_the_gpu() -> None:
     assert [r["name"] for r in kernels("naive_inplace")] == before
 
 
-@needs_cuda("sdpa_math")
+@needs_cuda(STEP, "sdpa_math")
 def test_math_launches_more_kernels_and_takes_longer_than_in_place() -> None:
     """Math: more kernels and more GPU time per forward than the in-place version; GEMM names with
     'f32f32' and 'ffma' where the naive version's are cuBLAS's 'nvjet' kernels."""
@@ -486,7 +480,7 @@ def test_fused_backends_run_one_attention_kernel(variant: str) -> None:
     assert v["score_passes"] == 0
 
 
-@needs_cuda("sdpa_cudnn")
+@needs_cuda(STEP, "sdpa_cudnn")
 def test_fused_kernel_names_and_their_order() -> None:
     """Efficient: 'sm80 ... on this Hopper GPU too'; flash: 'Flash_fwd_kernel_traits<64, 128,
     128, 4, ...>' and 128 threads per block; cuDNN: 'sdpa_sm90_flash_fprop_wgmma', 'the only one
@@ -520,7 +514,7 @@ def kineto_pct(row: dict[str, str]) -> int:
     return int(row["reported_occupancy"].removesuffix(" %"))
 
 
-@needs_cuda("sdpa_flash")
+@needs_cuda(STEP, "sdpa_flash")
 def test_flash_occupancy_is_limited_by_registers() -> None:
     """'The flash kernel uses the most registers a thread can have, 255: only two of its blocks
     fit ..., an eighth of the SM's warps, and Kineto's estimate ... agrees. The efficient kernel
@@ -538,7 +532,7 @@ def test_flash_occupancy_is_limited_by_registers() -> None:
 
 def kernel_footprints(step: str, variant: str) -> list[dict[str, object]]:
     """Every kernel of a CUDA capture with its launch call, shared memory and Kineto estimate."""
-    from generators.tp import open_trace
+    from tests.sql_rows import trace_rows
 
     sql = (
         "INCLUDE PERFETTO MODULE guide.attention; "
@@ -546,12 +540,10 @@ def kernel_footprints(step: str, variant: str) -> list[dict[str, object]]:
         "reported_occupancy_pct AS kineto FROM guide_attention_gpu_work "
         "WHERE category = 'kernel' AND launch_api IS NOT NULL"
     )
-    with open_trace(variant_dir(step, variant, cpu_ok=False) / "trace.json.gz") as tp:
-        result = tp.query(sql)
-        return [{c: getattr(r, c) for c in result.column_names} for r in result]
+    return trace_rows(variant_dir(step, variant, cpu_ok=False) / "trace.json.gz", sql)
 
 
-@needs_cuda("sdpa_cudnn")
+@needs_cuda(STEP, "sdpa_cudnn")
 def test_persistent_kernels_have_no_kineto_estimate() -> None:
     """'The cuDNN kernel, like cuBLAS's nvjet GEMMs ...: three warpgroups per block (384 threads)
     and a grid of exactly one block per SM ... Kineto's estimate reads zero ... The theoretical
@@ -565,7 +557,7 @@ def test_persistent_kernels_have_no_kineto_estimate() -> None:
         assert float(row["theoretical_occupancy_pct"]) == register_limit(row) > 0
 
 
-@needs_cuda("sdpa_cudnn")
+@needs_cuda(STEP, "sdpa_cudnn")
 def test_zero_estimates_go_with_shared_memory_not_the_launch_call() -> None:
     """'What the zero kernels share is shared memory above 48 KB per block ..., where the flash
     kernel, at exactly 48 KB, gets a number'; the box: 'In this part those are also the kernels
@@ -594,7 +586,7 @@ def test_zero_estimates_go_with_shared_memory_not_the_launch_call() -> None:
     )
 
 
-@needs_cuda("sdpa_cudnn")
+@needs_cuda(STEP, "sdpa_cudnn")
 def test_who_launches_what() -> None:
     """Efficient and flash by cudaLaunchKernel, 'like the elementwise and softmax kernels'; cuDNN
     by cuLaunchKernelEx; 'cuBLAS launches its nvjet GEMMs the same way, and the math backend's
@@ -614,7 +606,7 @@ def test_who_launches_what() -> None:
 
 
 # ---- where the cost moved, on the GPU capture ------------------------------------------------
-@needs_cuda("sdpa_cudnn")
+@needs_cuda(STEP, "sdpa_cudnn")
 def test_which_versions_wait_for_which_side() -> None:
     """'The naive, in-place and math versions take more GPU time per forward than CPU time ...
     Flash and cuDNN are the other way round'."""
@@ -626,7 +618,7 @@ def test_which_versions_wait_for_which_side() -> None:
         assert float(v["gpu_ns_per_fwd"]) < 0.75 * float(v["cpu_ns_per_fwd"]), variant  # type: ignore[arg-type]
 
 
-@needs_cuda("sdpa_cudnn")
+@needs_cuda(STEP, "sdpa_cudnn")
 def test_cudnn_cost_moved_into_the_library() -> None:
     """'both launch one kernel per forward, yet cuDNN's CPU time is the larger. The difference sits
     in the self time of aten::_cudnn_attention_forward, several times that of
@@ -729,7 +721,7 @@ def traffic(variant: str) -> list[dict[str, str]]:
     return trace_table(STEP, variant, "attention_traffic", cpu_ok=False)
 
 
-@needs_cuda("naive_inplace")
+@needs_cuda(STEP, "naive_inplace")
 def test_score_traffic_is_counted_kernel_by_kernel() -> None:
     """'the naive version's kernels read and write X of score tensors per forward': the first
     GEMM writes the score matrix, the multiply, the copy, the masked fill and the softmax each
@@ -779,7 +771,7 @@ def test_no_kernel_moves_bytes_faster_than_the_memory(variant: str) -> None:
         assert float(row["traffic_bytes_per_s"]) <= peak
 
 
-@needs_cuda("naive")
+@needs_cuda(STEP, "naive")
 def test_naive_traffic_table_rates() -> None:
     """'The multiply and the copy move their bytes close to the memory's peak ... The masked
     fill and the softmax move the same bytes at a fraction of that rate, and take the longest.
@@ -901,7 +893,7 @@ def test_every_rate_stays_under_the_peak() -> None:
 
 
 # ---- where the reference saw something else ---------------------------------------------------
-@needs_cuda("sdpa_math")
+@needs_cuda(STEP, "sdpa_math")
 def test_math_backend_handicap_is_smaller_than_the_references() -> None:
     """'the math backend 3.7 times slower than the in-place version on the A100 ... a smaller
     factor. Why (likely): ... an H200 has several times an A100's fp32 rate, while ... memory,
@@ -924,7 +916,7 @@ def test_math_backend_handicap_is_smaller_than_the_references() -> None:
     assert fp32 > 3 and bandwidth < fp32
 
 
-@needs_cuda("sdpa_cudnn")
+@needs_cuda(STEP, "sdpa_cudnn")
 def test_cudnn_cpu_cost_sits_in_its_backend_operator() -> None:
     """'the extra time sits in aten::_cudnn_attention_forward ... while
     aten::scaled_dot_product_attention's own self time ... is close to flash's; and the kernel is
@@ -938,7 +930,7 @@ def test_cudnn_cpu_cost_sits_in_its_backend_operator() -> None:
     assert float(cudnn["cpu_ns_per_fwd"]) > 3 * float(cudnn["gpu_ns_per_fwd"])  # type: ignore[arg-type]
 
 
-@needs_cuda("naive")
+@needs_cuda(STEP, "naive")
 def test_naive_gemm_memset_is_a_few_bytes() -> None:
     """The box: 'cuBLAS runs its nvjet_sm90 GEMMs instead, launches them through the driver's
     cuLaunchKernelEx, and the first one comes with a memset of a few bytes'."""
@@ -951,7 +943,7 @@ def test_naive_gemm_memset_is_a_few_bytes() -> None:
     assert 0 < memset <= 64
 
 
-@needs_cuda("sdpa_cudnn")
+@needs_cuda(STEP, "sdpa_cudnn")
 def test_cudnn_gpu_time_includes_its_memset() -> None:
     """'The GPU time per forward quoted below ... counts all the GPU work a forward launches, the
     memset included, so for cuDNN it is slightly longer than the kernel's own row'."""
@@ -962,7 +954,7 @@ def test_cudnn_gpu_time_includes_its_memset() -> None:
     assert kernel < total < 1.05 * kernel
 
 
-@needs_cuda("sdpa_flash")
+@needs_cuda(STEP, "sdpa_flash")
 def test_self_times_are_means_the_operator_table_is_the_first_forward() -> None:
     """'(both means per forward; flash's operator table on the previous page shows its first
     forward alone, which took longer)'."""

@@ -6,6 +6,7 @@ import pytest
 
 from tests.claims import (
     capture_record,
+    needs_cuda,
     shown_device,
     table,
     trace_table,
@@ -14,14 +15,8 @@ from tests.claims import (
 )
 
 STEP = "linear"
-needs_cuda = pytest.mark.skipif(
-    shown_device(STEP, "eager", cpu_ok=False) is None,
-    reason="no CUDA capture of linear/eager committed yet",
-)
-needs_cuda_compiled = pytest.mark.skipif(
-    shown_device(STEP, "compiled", cpu_ok=False) is None,
-    reason="no CUDA capture of linear/compiled committed yet",
-)
+needs_cuda_eager = needs_cuda(STEP, "eager")
+needs_cuda_compiled = needs_cuda(STEP, "compiled")
 
 
 def _v(variant: str, query: str) -> dict[str, object]:
@@ -120,13 +115,13 @@ def test_compile_removes_linear_and_t_rows_and_adds_wrappers() -> None:
 # ---- CUDA-only sections -------------------------------------------------------------------------
 
 
-@needs_cuda
+@needs_cuda_eager
 def test_cuda_t_launches_nothing() -> None:
     v = values(STEP, "eager", cpu_ok=False)["linear_view"]
     assert v["t_runtime_calls"] == v["t_flows"] == v["t_kernels"] == v["t_device_ns"] == 0
 
 
-@needs_cuda
+@needs_cuda_eager
 def test_cuda_addmm_adds_the_bias_in_the_gemm_epilogue() -> None:
     """'expect the second way': one kernel per addmm and no copy; the GEMM table names it."""
     v = values(STEP, "eager", cpu_ok=False)["linear_ops"]
@@ -137,7 +132,7 @@ def test_cuda_addmm_adds_the_bias_in_the_gemm_epilogue() -> None:
     assert float(gemm[0]["achieved_tflops"]) > 0
 
 
-@needs_cuda
+@needs_cuda_eager
 @needs_cuda_compiled
 def test_cuda_compiled_uses_the_same_kernel() -> None:
     """'expect its GEMM kernel to carry the same name as the eager layer's'."""
@@ -146,7 +141,7 @@ def test_cuda_compiled_uses_the_same_kernel() -> None:
     assert eager == compiled
 
 
-@needs_cuda
+@needs_cuda_eager
 def test_cuda_addmm_has_no_nested_copy_and_the_name_says_bias() -> None:
     """'aten::addmm has no nested operators at all' and the nvjet name carries `bias`."""
     chain = table(STEP, "eager", "linear_chain", cpu_ok=False)
@@ -158,7 +153,7 @@ def test_cuda_addmm_has_no_nested_copy_and_the_name_says_bias() -> None:
     assert all("_bias_" in r["kernel"] for r in gemm if r["kernel"].startswith("nvjet_"))
 
 
-@needs_cuda
+@needs_cuda_eager
 def test_cuda_small_gemm_is_below_a_hundredth_of_the_mlp_gemms() -> None:
     """'below a hundredth of what the same GPU reaches on the larger GEMMs of the next page'."""
     if shown_device("mlp", "eager", cpu_ok=False) is None:
@@ -178,7 +173,7 @@ def test_sizes_come_from_the_capture_record() -> None:
             assert shown[key] == record[key]
 
 
-@needs_cuda
+@needs_cuda_eager
 def test_cuda_kernel_differs_from_the_reference_a100() -> None:
     """'The reference saw': one kernel per addmm, an `nvjet_sm90_…_bias_TNT`-style cuBLAS kernel
     (bias in the name, three layout letters) where the A100 ran a CUTLASS `…_tn_align8` one."""

@@ -10,7 +10,7 @@ import itertools
 
 import pytest
 
-from tests.claims import capture_record, shown_device, table, trace_table, values
+from tests.claims import capture_record, needs_cuda, shown_device, table, trace_table, values
 
 STEP = "llm"
 EAGER, BATCH, LAYERS, GRAPHS = "eager_b1", "eager_b8", "eager_b1_layers", "static_compiled_b1"
@@ -39,13 +39,6 @@ def _settings(variant: str, *, cpu_ok: bool = True) -> dict:
     return capture_record(STEP, variant, cpu_ok=cpu_ok)["settings"]
 
 
-def _needs_cuda(*variants: str) -> pytest.MarkDecorator:
-    missing = [v for v in variants if shown_device(STEP, v, cpu_ok=False) is None]
-    return pytest.mark.skipif(
-        bool(missing), reason=f"no CUDA capture of {STEP}/{', '.join(missing)} committed yet"
-    )
-
-
 # ---- prefill against decode ---------------------------------------------------------------------
 @pytest.mark.parametrize("variant", [EAGER, BATCH, LAYERS])
 def test_one_prefill_then_one_decode_per_further_token(variant: str) -> None:
@@ -66,7 +59,7 @@ def test_prefill_and_decode_run_about_the_same_operators(variant: str) -> None:
     assert 0.8 <= ratio <= 1.25, ratio
 
 
-@_needs_cuda(EAGER)
+@needs_cuda(STEP, EAGER)
 def test_prefill_same_kernel_count_more_kernel_time() -> None:
     """'The GPU capture shows the same of the kernels: about as many per prefill as per decode
     ... the prefill's kernel time per forward is larger than a decode's'."""
@@ -77,14 +70,14 @@ def test_prefill_same_kernel_count_more_kernel_time() -> None:
 
 
 # ---- overhead-bound decode ----------------------------------------------------------------------
-@_needs_cuda(EAGER)
+@needs_cuda(STEP, EAGER)
 def test_decode_gpu_busy_less_than_half() -> None:
     """'the GPU waits between kernels and is busy for only X of the decode step'."""
     decode = _decode(EAGER, cpu_ok=False)
     assert 0 < decode["gpu_busy_pct"] < 50
 
 
-@_needs_cuda(EAGER)
+@needs_cuda(STEP, EAGER)
 def test_kernels_fill_under_a_fifth_of_the_unprofiled_token() -> None:
     """'even against the time per output token with the profiler off, X, the step's kernels would
     fill less than a fifth of it'."""
@@ -92,7 +85,7 @@ def test_kernels_fill_under_a_fifth_of_the_unprofiled_token() -> None:
     assert d["kernel_ns_per_token"] < 0.2 * wall["tpot_s"] * 1e9
 
 
-@_needs_cuda(EAGER)
+@needs_cuda(STEP, EAGER)
 def test_dropped_kernels_are_counted_from_their_launches() -> None:
     """'The kernel count includes a few kernels that the trace itself lacks ... split-K reduction
     kernels ... X per decode step on average. The SQL counts those kernels from their launch
@@ -109,7 +102,7 @@ def test_dropped_kernels_are_counted_from_their_launches() -> None:
     assert len(drawn) < len(launches)  # the dropped kernels are not drawn
 
 
-@_needs_cuda(EAGER)
+@needs_cuda(STEP, EAGER)
 def test_decode_figure_longest_gap_where_the_cpu_ran_no_operator() -> None:
     """'each kernel starts soon after its launch ... The longest stretch with no kernel on the
     stream ... falls where the CPU thread ran no operator for a while'."""
@@ -148,7 +141,7 @@ def test_decode_figure_longest_gap_where_the_cpu_ran_no_operator() -> None:
     assert waits and waits[len(waits) // 2] < 100_000
 
 
-@_needs_cuda(EAGER)
+@needs_cuda(STEP, EAGER)
 def test_kernels_finish_sooner_than_the_next_launch() -> None:
     """'expect a kernel to finish, on average, sooner than the CPU gets the next one
     launched'."""
@@ -254,7 +247,7 @@ def test_peaks_table_has_sources() -> None:
     assert all(r["source"].startswith("https://") for r in rows)
 
 
-@_needs_cuda(EAGER)
+@needs_cuda(STEP, EAGER)
 def test_reading_at_peak_is_a_floor() -> None:
     """'The last row is the floor for a decode step ... On the H200 the eager step sits far above
     that floor, and so does the kernel time alone'."""
@@ -265,7 +258,7 @@ def test_reading_at_peak_is_a_floor() -> None:
     assert d["read_at_peak_ns"] < d["kernel_ns_per_token"]
 
 
-@_needs_cuda(EAGER)
+@needs_cuda(STEP, EAGER)
 def test_eager_decode_is_not_memory_bound_on_the_gpu() -> None:
     """'Eager decoding at batch 1 is nowhere near memory-bound on the H200. Reading those bytes at
     peak bandwidth would fill only a small share of the step ... Counted over the time kernels
@@ -281,7 +274,7 @@ def test_eager_decode_is_not_memory_bound_on_the_gpu() -> None:
 
 
 # ---- static cache + CUDA graphs -----------------------------------------------------------------
-@_needs_cuda(EAGER, GRAPHS)
+@needs_cuda(STEP, EAGER, GRAPHS)
 def test_graph_launch_replaces_kernel_launches() -> None:
     """'expect a decode step of this variant to replace the forward's kernel launches with
     cudaGraphLaunch, leaving only the ordinary launches of generate's own work ..., far fewer
@@ -293,7 +286,7 @@ def test_graph_launch_replaces_kernel_launches() -> None:
     assert graphs["gpu_busy_pct"] > eager["gpu_busy_pct"]
 
 
-@_needs_cuda(GRAPHS)
+@needs_cuda(STEP, GRAPHS)
 def test_first_call_pays_for_the_compile() -> None:
     """'expect the compiled variant's first call to take many times as long as a warm one'."""
     wall = _wall(GRAPHS, cpu_ok=False)
@@ -326,7 +319,7 @@ def test_batch_8_makes_more_tokens_per_second() -> None:
     assert _wall(BATCH)["tokens_per_s"] > _wall(EAGER)["tokens_per_s"]
 
 
-@_needs_cuda(EAGER, BATCH)
+@needs_cuda(STEP, EAGER, BATCH)
 def test_batch_raises_gpu_busy_share() -> None:
     """'a decode forward launches exactly as many kernels at batch 8 as at batch 1, and the GPU
     busy share rises, from X to Y, yet the GPU stays idle for most of the step ... a decode step
@@ -353,7 +346,7 @@ def test_attention_query_and_key_positions() -> None:
     assert all(r["backend_op"].startswith("aten::_scaled_dot_product") for r in rows.values())
 
 
-@_needs_cuda(EAGER)
+@needs_cuda(STEP, EAGER)
 def test_attention_kernels_are_named_and_decoded() -> None:
     """'on a GPU the Kernel column the kernel that ran ... Implementation ... decoded'."""
     rows = table(STEP, EAGER, "llm_attention", cpu_ok=False)
@@ -362,7 +355,7 @@ def test_attention_kernels_are_named_and_decoded() -> None:
     assert any(r["family"] for r in rows)
 
 
-@_needs_cuda(EAGER)
+@needs_cuda(STEP, EAGER)
 def test_h200_attention_is_cudnn() -> None:
     """'the dispatcher picks cuDNN's attention in both phases. The prefill runs one kernel per
     call, ... sm90. A decode runs two per call: an attention kernel ... sm80 ..., followed by a
@@ -394,7 +387,7 @@ def test_each_layer_runs_one_attention_one_mlp_two_norms() -> None:
     assert labelled_ops < _phases(LAYERS)["decode"]["cpu_ops"]
 
 
-@_needs_cuda(LAYERS)
+@needs_cuda(STEP, LAYERS)
 def test_norms_cost_more_than_the_mlp_on_the_gpu() -> None:
     """'the attention blocks take the most CPU time per token, and a layer's two norms together
     take more than its MLP ... a norm launches more kernels per call than an MLP does'."""
@@ -467,7 +460,7 @@ def test_wall_clock_recorded(variant: str) -> None:
     assert 0 < d["ttft_ns"] < d["generate_ns"]
 
 
-@_needs_cuda(EAGER, BATCH)
+@needs_cuda(STEP, EAGER, BATCH)
 @pytest.mark.parametrize("variant", [EAGER, BATCH])
 def test_trace_agrees_with_wall_clock_on_cuda(variant: str) -> None:
     """'the tests check the trace's figures against that wall clock'."""
@@ -497,7 +490,7 @@ def test_model_table_comes_from_the_capture_record(variant: str) -> None:
 
 
 # ---- the prefill is overhead-bound too ----------------------------------------------------------
-@_needs_cuda(EAGER)
+@needs_cuda(STEP, EAGER)
 def test_decode_is_overhead_bound_not_launch_bound() -> None:
     """'Only X of the step is spent inside [launch calls]; the rest is Python and PyTorch's
     operator dispatch for N CPU operators per decode step, plus the profiler's own cost ... launch
@@ -507,7 +500,7 @@ def test_decode_is_overhead_bound_not_launch_bound() -> None:
     assert d["cpu_ops_per_token"] > 2 * d["kernel_launches_per_token"]  # type: ignore[operator]
 
 
-@_needs_cuda(EAGER, BATCH)
+@needs_cuda(STEP, EAGER, BATCH)
 def test_prefill_is_overhead_bound_at_batch_1() -> None:
     """'At batch 1 its forward spends X on the CPU ... while its kernels run for Y in all: the CPU
     takes Z times as long as the GPU needs. With the profiler off the whole time to first token
@@ -525,7 +518,7 @@ def test_prefill_is_overhead_bound_at_batch_1() -> None:
 
 
 # ---- kernel time against the bandwidth floor ----------------------------------------------------
-@_needs_cuda(EAGER)
+@needs_cuda(STEP, EAGER)
 def test_kernel_time_is_several_times_the_floor() -> None:
     """'so does the GPU time of its kernels alone, X, or Y times the floor' and the GPU time is
     the union of kernel intervals, never more than the summed kernel time."""
@@ -538,7 +531,7 @@ def test_kernel_time_is_several_times_the_floor() -> None:
     assert abs(d["kernel_read_bytes_per_s"] - rate) < 1e-6 * rate
 
 
-@_needs_cuda(EAGER)
+@needs_cuda(STEP, EAGER)
 def test_decode_kernels_gemv_under_peak_and_many_small_kernels() -> None:
     """'The GEMMs ... take X of the kernels' GPU time: N kernels per step for B of weights,
     which they read at R, or P of the peak ... narrow tiles (64x8 and 8x64) ... The rest goes
@@ -568,7 +561,7 @@ def test_decode_kernels_gemv_under_peak_and_many_small_kernels() -> None:
 
 
 # ---- split-K reduce kernels that overlap their GEMM ---------------------------------------------
-@_needs_cuda(EAGER)
+@needs_cuda(STEP, EAGER)
 def test_split_k_reduce_kernels_overlap_their_gemm_and_are_dropped() -> None:
     """'Each decode step runs N split-K GEMMs, each followed on the same stream by a
     splitKreduce_kernel ... Some of those reduce kernels start before their GEMM has ended ...

@@ -15,6 +15,7 @@ import pytest
 from tests.claims import (
     ARTIFACTS,
     capture_record,
+    needs_cuda,
     shown_device,
     table,
     trace_table,
@@ -27,13 +28,6 @@ STEP, VARIANT = "matmul_add", "small_cold"
 
 def _ops(variant: str = VARIANT) -> dict[str, dict[str, str]]:
     return {row["name"]: row for row in table(STEP, variant, "ops")}
-
-
-def _needs_cuda(variant: str) -> pytest.MarkDecorator:
-    return pytest.mark.skipif(
-        shown_device(STEP, variant, cpu_ok=False) is None,
-        reason=f"no CUDA capture of {STEP}/{variant} committed yet",
-    )
 
 
 def _cuda_values(variant: str) -> dict[str, dict[str, object]]:
@@ -187,8 +181,8 @@ def test_gpu_columns_blank_on_a_cpu_capture() -> None:
         assert overhead["kernel_time_ns"] is None and overhead["gpu_busy_pct"] is None
 
 
-@_needs_cuda("small_cold")
-@_needs_cuda("large_cold")
+@needs_cuda(STEP, "small_cold")
+@needs_cuda(STEP, "large_cold")
 def test_small_gpu_step_is_overhead_bound() -> None:
     """'The small step is overhead-bound: its GPU is busy for only a small share of the step';
     'The large step keeps the GPU busy for most of the step'; 'the GEMM's CPU self time barely
@@ -200,7 +194,7 @@ def test_small_gpu_step_is_overhead_bound() -> None:
     assert large["gemm_self_ns"] / small["gemm_self_ns"] < 2
 
 
-@_needs_cuda("variance")
+@needs_cuda(STEP, "variance")
 def test_bf16_gemm_time_is_the_variance_median() -> None:
     """'in bf16 on the GPU of this capture it takes <median>': the variance run is the bf16
     4096 GEMM."""
@@ -210,7 +204,7 @@ def test_bf16_gemm_time_is_the_variance_median() -> None:
 
 
 # ---- 02-cpu-and-gpu-lanes ------------------------------------------------------------------------
-@_needs_cuda("large_cold")
+@needs_cuda(STEP, "large_cold")
 def test_kernels_start_after_their_launch() -> None:
     """'Expect each kernel to start some time after its launch': delays are positive."""
     lanes = _cuda_values("large_cold")["matmul_add_lanes"]
@@ -218,7 +212,7 @@ def test_kernels_start_after_their_launch() -> None:
     assert lanes["first_launch_to_kernel_ns"] <= lanes["launch_to_kernel_max_ns"]
 
 
-@_needs_cuda("small_cold")
+@needs_cuda(STEP, "small_cold")
 def test_small_step_leaves_gpu_idle() -> None:
     """'Expect the small variant's GPU lane to sit idle for most of its first step'."""
     lanes = _cuda_values("small_cold")["matmul_add_lanes"]
@@ -262,7 +256,7 @@ def test_startup_median_step_is_the_figures_dashed_line() -> None:
         assert format_duration_ns(widest) in svg
 
 
-@_needs_cuda("startup")
+@needs_cuda(STEP, "startup")
 def test_startup_wide_steps_counted() -> None:
     """'a mid-run gap caused by the profiler ... that hits a few steps at most, not every step'
     (the count includes the first, start-up step)."""
@@ -270,7 +264,7 @@ def test_startup_wide_steps_counted() -> None:
     assert 1 <= lanes["wide_steps"] <= 3
 
 
-@_needs_cuda("large_cold")
+@needs_cuda(STEP, "large_cold")
 def test_sync_waits_for_gpu_work() -> None:
     """'The GPU busy time inside the call can never exceed the call itself'; the last
     synchronisation is mostly waiting."""
@@ -305,7 +299,7 @@ def test_cpu_chain_ends_at_the_operator() -> None:
     assert all(r["chain"].endswith(r["op_name"]) and not r["gpu_name"] for r in rows)
 
 
-@_needs_cuda("small_cold")
+@needs_cuda(STEP, "small_cold")
 def test_gpu_chain_ends_in_launch_and_kernel() -> None:
     """'On a GPU each chain continues with the launch call and the kernel'."""
     rows = table(STEP, "small_cold", "matmul_add_chain", cpu_ok=False)
@@ -324,9 +318,9 @@ def test_batched_uses_bmm() -> None:
         assert name in ops, name
 
 
-@_needs_cuda("large_cold")
-@_needs_cuda("batched")
-@_needs_cuda("small_cold")
+@needs_cuda(STEP, "large_cold")
+@needs_cuda(STEP, "batched")
+@needs_cuda(STEP, "small_cold")
 def test_no_occupancy_query_and_three_launch_calls() -> None:
     """'In this capture the answer is no, for every launch'; the add through cudaLaunchKernel,
     the small GEMM's sm80_xmma kernel through cudaLaunchKernelExC, the large bf16 GEMM's nvjet
@@ -347,7 +341,7 @@ def test_no_occupancy_query_and_three_launch_calls() -> None:
     assert bmm["kernel_name"].startswith("sm80_xmma")
 
 
-@_needs_cuda("large_cold")
+@needs_cuda(STEP, "large_cold")
 def test_gemm_kernel_uses_more_registers_and_shared_memory() -> None:
     """'The GEMM kernel uses many more registers per thread than the elementwise add and a large
     block of shared memory'; 'the add launches hundreds of blocks per SM ... the GEMM exactly one
@@ -413,8 +407,8 @@ def test_first_step_extra_time_is_label_self_time(variant: str) -> None:
     assert first["first_op_delay_ns"] > max(r["first_op_delay_ns"] for r in later)
 
 
-@_needs_cuda("large_fp32")
-@_needs_cuda("variance")
+@needs_cuda(STEP, "large_fp32")
+@needs_cuda(STEP, "variance")
 def test_fp32_gemm_is_a_plain_ffma_kernel_ten_times_slower() -> None:
     """'a different library kernel (sm80_xmma, ffma ...), more than ten times as long at the
     median'."""
@@ -457,7 +451,7 @@ def test_variance_spread_is_ordered() -> None:
     assert spread["measured"] == expected
 
 
-@_needs_cuda("variance")
+@needs_cuda(STEP, "variance")
 def test_same_gemm_kernel_every_step() -> None:
     """'On a GPU, expect the same GEMM kernel in every step'."""
     rows = table(STEP, "variance", "matmul_add_gemm_kernels", cpu_ok=False)
@@ -496,8 +490,8 @@ def test_compiled_sizes_match_eager() -> None:
     assert (eager["size"], eager["dtype"]) == (compiled["size"], compiled["dtype"])
 
 
-@_needs_cuda("compiled")
-@_needs_cuda("large_cold")
+@needs_cuda(STEP, "compiled")
+@needs_cuda(STEP, "large_cold")
 def test_compiled_step_slower_and_why() -> None:
     """'not in this capture, although the GPU does less': one kernel fewer per step, less kernel
     time; 'the GEMM call is still one library call with about the same self time'; the rows
@@ -528,8 +522,8 @@ def test_compiled_gpu_columns_blank_on_a_cpu_capture() -> None:
         assert c[key] is None, key
 
 
-@_needs_cuda("compiled")
-@_needs_cuda("large_cold")
+@needs_cuda(STEP, "compiled")
+@needs_cuda(STEP, "large_cold")
 def test_compiled_gemm_kernel_takes_the_bias() -> None:
     """'The two kernel names differ only in a bias before the layout suffix'; no copy on the GPU;
     'a Memset (Device), launched by a cudaMemsetAsync inside aten::addmm'."""
@@ -547,8 +541,8 @@ def test_compiled_gemm_kernel_takes_the_bias() -> None:
     assert gpu[1]["name"] == c["gemm_kernel"]
 
 
-@_needs_cuda("compiled")
-@_needs_cuda("large_cold")
+@needs_cuda(STEP, "compiled")
+@needs_cuda(STEP, "large_cold")
 def test_both_steps_memset_before_the_gemm() -> None:
     """'Both timelines show ... before the GEMM kernel, every step: a Memset (Device) of well
     under a microsecond, launched by a cudaMemsetAsync inside the GEMM operator (aten::mm eager,
@@ -589,7 +583,7 @@ def _key_average_row(text: str, name: str) -> list[list[str]]:
     ]
 
 
-@_needs_cuda("small_cold")
+@needs_cuda(STEP, "small_cold")
 def test_self_cuda_percent_above_100_is_the_label_span_over_gpu_time() -> None:
     """'Its Self CUDA is the width of those slices ... divides that by the table's Self CUDA time
     total ... far above 100'; 'The span counts the GPU idling between the two kernels'."""
@@ -605,9 +599,9 @@ def test_self_cuda_percent_above_100_is_the_label_span_over_gpu_time() -> None:
     assert overhead["label_gpu_span_ns"] > overhead["kernel_time_ns"]
 
 
-@_needs_cuda("small_cold")
-@_needs_cuda("large_cold")
-@_needs_cuda("compiled")
+@needs_cuda(STEP, "small_cold")
+@needs_cuda(STEP, "large_cold")
+@needs_cuda(STEP, "compiled")
 def test_busy_share_is_one_definition() -> None:
     """'GPU busy share ... is one quantity: ... at least one GPU activity ... running inside a
     window, divided by the window's width'; the kernel-time sum over the steps' width 'would
@@ -625,8 +619,8 @@ def test_busy_share_is_one_definition() -> None:
     assert 100 * large["kernel_time_ns"] / large["steps_total_ns"] > large["gpu_busy_pct"] + 10
 
 
-@_needs_cuda("small_cold")
-@_needs_cuda("large_cold")
+@needs_cuda(STEP, "small_cold")
+@needs_cuda(STEP, "large_cold")
 def test_the_two_shares_name_their_denominators() -> None:
     """'The GEMM share divides the GEMM's CPU self time by the step time, the sum of the active
     steps' widths. The GPU busy share divides by the window ... a little wider than the step
@@ -650,7 +644,7 @@ def _union_ns(intervals: list[tuple[int, int]]) -> int:
     return total
 
 
-@_needs_cuda("large_cold")
+@needs_cuda(STEP, "large_cold")
 def test_busy_time_is_a_union_recomputed_from_the_trace() -> None:
     """The busy time is the union of GPU activity clipped to the steps' window, recomputed here
     from the trace's GPU activities."""
@@ -674,7 +668,7 @@ def test_busy_time_is_a_union_recomputed_from_the_trace() -> None:
     assert overhead["window_ns"] == hi - lo
 
 
-@_needs_cuda("large_cold")
+@needs_cuda(STEP, "large_cold")
 def test_longest_delay_is_queueing_not_launch_latency() -> None:
     """'The longest delay is not a slow launch: it is the bias add's kernel waiting behind the
     GEMM'; 'Launch latency itself stays in the tens of microseconds here'; queueing is longer."""
@@ -690,7 +684,7 @@ def test_longest_delay_is_queueing_not_launch_latency() -> None:
     assert "nvjet" in gpu[1]["name"] and "CUDAFunctor_add" in gpu[2]["name"]
 
 
-@_needs_cuda("large_cold")
+@needs_cuda(STEP, "large_cold")
 def test_launch_latency_is_mostly_the_launch_call() -> None:
     """'Launch latency itself stays in the tens of microseconds here, under the profiler, and
     most of it is the launch call's own CPU time'."""
@@ -709,7 +703,7 @@ def test_launch_latency_is_mostly_the_launch_call() -> None:
         assert call_ns > 0.5 * latency
 
 
-@_needs_cuda("startup")
+@needs_cuda(STEP, "startup")
 def test_occupancy_queried_once_per_shape_as_cluster_query() -> None:
     """'the first aten::mm of the run asks, and mostly about clusters ..., then never again';
     'The elementwise add never asks'."""
@@ -740,7 +734,7 @@ def _theoretical_blocks(regs: int, threads: int, smem: int) -> int:
     return min(32, 64 // warps, by_regs, by_smem)
 
 
-@_needs_cuda("small_cold")
+@needs_cuda(STEP, "small_cold")
 def test_shared_memory_per_sm_is_the_occupancy_rules_limit() -> None:
     """'228 KiB of shared memory per SM', the limit the guide's occupancy function divides by,
     in the same binary unit as the footprint table's shared memory column."""
@@ -758,8 +752,8 @@ def test_shared_memory_per_sm_is_the_occupancy_rules_limit() -> None:
     assert (row.two, row.one) == (2, 1)
 
 
-@_needs_cuda("large_cold")
-@_needs_cuda("large_fp32")
+@needs_cuda(STEP, "large_cold")
+@needs_cuda(STEP, "large_fp32")
 def test_theoretical_occupancy_and_kineto_estimate() -> None:
     """'168 registers for each of 384 threads fill the register file with one block, 12 warps of
     64'; Kineto's estimate: the calculator's blocks 'capped at the grid's blocks per SM, and
@@ -796,7 +790,7 @@ def test_profiling_slows_the_llm_decode_step() -> None:
     assert llm["llm_decode"]["token_ns"] > 1.5 * llm["capture"]["tpot_s"] * 1e9
 
 
-@_needs_cuda("small_cold")
+@needs_cuda(STEP, "small_cold")
 def test_first_step_extra_time_differs_from_the_reference() -> None:
     """The reference saw a 228 µs stretch before aten::matmul; 'Our first step's delay before
     aten::matmul is <value> ... aten::mm's own time holds <pct> of it'."""
@@ -807,7 +801,7 @@ def test_first_step_extra_time_differs_from_the_reference() -> None:
     assert 0 < first["extra_delay_pct"] < first["extra_gemm_self_pct"] < 100
 
 
-@_needs_cuda("variance")
+@needs_cuda(STEP, "variance")
 def test_variance_spread_far_below_the_reference() -> None:
     """The reference: '~580 µs except when the GPU throws a fit', a mean of five of 1084 µs, so
     'the fifth took about 3.1 ms, over five times as long: one outlier nearly doubled the mean';

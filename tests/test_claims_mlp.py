@@ -4,16 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.claims import capture_record, shown_device, table, trace_table, values
+from tests.claims import capture_record, needs_cuda, shown_device, table, trace_table, values
 
 STEP = "mlp"
-
-
-def _needs_cuda(variant: str) -> pytest.MarkDecorator:
-    return pytest.mark.skipif(
-        shown_device(STEP, variant, cpu_ok=False) is None,
-        reason=f"no CUDA capture of mlp/{variant} committed yet",
-    )
 
 
 def _v(variant: str, *, cpu_ok: bool = True) -> dict[str, object]:
@@ -111,7 +104,7 @@ def test_cpu_kernel_profile_is_enabled_for_cpu_compile() -> None:
 # ---- CUDA-only sections -------------------------------------------------------------------------
 
 
-@_needs_cuda("eager")
+@needs_cuda(STEP, "eager")
 def test_cuda_two_different_gemm_kernels() -> None:
     v = _v("eager", cpu_ok=False)
     assert v["work_per_step"] == 5
@@ -121,7 +114,7 @@ def test_cuda_two_different_gemm_kernels() -> None:
     assert all(r["decoded"] and float(r["achieved_tflops"]) > 0 for r in rows)
 
 
-@_needs_cuda("liger")
+@needs_cuda(STEP, "liger")
 def test_cuda_liger_has_no_compile_wrappers_and_one_fused_kernel() -> None:
     v = _v("liger", cpu_ok=False)
     assert v["wrapper_rows_per_step"] == 0
@@ -134,7 +127,7 @@ def test_cuda_liger_has_no_compile_wrappers_and_one_fused_kernel() -> None:
     assert fused and all(r["decoded"].startswith("Liger (Triton) · gated GELU") for r in fused)
 
 
-@_needs_cuda("eager")
+@needs_cuda(STEP, "eager")
 def test_cuda_gemm_kernels_split_by_shape_and_down_proj_is_fastest() -> None:
     """'one for gate_proj and up_proj and another for down_proj', 'differ in the tile', and
     'down_proj ... reaching a higher throughput than the two wide projections'."""
@@ -152,7 +145,7 @@ def test_cuda_gemm_kernels_split_by_shape_and_down_proj_is_fastest() -> None:
     assert _v("eager", cpu_ok=False)["gemm_distinct_names"] == 2
 
 
-@_needs_cuda("eager")
+@needs_cuda(STEP, "eager")
 def test_cuda_cublas_memsets_are_not_counted_as_kernels() -> None:
     rows = trace_table(STEP, "eager", "timeline")
     memsets = [r for r in rows if r["name"] == "Memset (Device)"]
@@ -161,8 +154,8 @@ def test_cuda_cublas_memsets_are_not_counted_as_kernels() -> None:
     assert all("Memset" not in r["name"] for r in table(STEP, "eager", "mlp_work", cpu_ok=False))
 
 
-@_needs_cuda("liger")
-@_needs_cuda("compiled")
+@needs_cuda(STEP, "liger")
+@needs_cuda(STEP, "compiled")
 def test_cuda_fused_kernels_beat_eager_pointwise_and_liger_beats_inductor() -> None:
     eager = table(STEP, "eager", "mlp_work", cpu_ok=False)
     pointwise_ns = sum(int(r["dur_ns"]) for r in eager if not r["flops"])
@@ -190,7 +183,7 @@ def test_sizes_come_from_the_capture_record() -> None:
         assert v["hidden"] == record["hidden"]
 
 
-@_needs_cuda("eager")
+@needs_cuda(STEP, "eager")
 def test_cuda_gemm_names_differ_from_the_reference_a100() -> None:
     """'The reference saw' (GEMMs): on the H200 cuBLAS's Hopper `nvjet_sm90_…` kernels, tile
     first, three capital layout letters at the end, where the A100 ran `ampere_…_tn`."""
@@ -204,7 +197,7 @@ def test_cuda_gemm_names_differ_from_the_reference_a100() -> None:
         assert "ampere" not in name
 
 
-@_needs_cuda("liger")
+@needs_cuda(STEP, "liger")
 def test_cuda_liger_beats_inductor_unlike_the_reference() -> None:
     """'The reference saw' (Liger): the reference's Inductor kernel was a few percent faster;
     here Liger's is faster 'by a wide margin' (more than a tenth)."""
@@ -213,7 +206,7 @@ def test_cuda_liger_beats_inductor_unlike_the_reference() -> None:
     assert liger < 0.9 * inductor
 
 
-@_needs_cuda("eager")
+@needs_cuda(STEP, "eager")
 def test_bandwidth_shares_are_in_bytes_per_second_not_printed_units() -> None:
     """'a TiB/s is 2⁴⁰ bytes per second ... a TB/s is 10¹² bytes per second, about nine tenths
     of a TiB/s. The percentage is computed from bytes per second on both sides ... dividing the

@@ -14,15 +14,13 @@ import pytest
 
 from generators.tp import open_trace
 from tests.reference_traces import A100_ADD, A100_TRITON, H100_BERT
+from tests.sql_rows import trace_rows
 
 INCLUDE = "INCLUDE PERFETTO MODULE guide.llm;\n"
 
 
 def _rows(trace: Path, sql: str) -> list[dict[str, object]]:
-    with open_trace(trace) as tp:
-        result = tp.query(INCLUDE + sql)
-        columns = list(result.column_names)
-        return [{c: getattr(row, c) for c in columns} for row in result]
+    return trace_rows(trace, INCLUDE + sql)
 
 
 def _cost_of(trace: Path, windows_sql: str) -> list[dict[str, object]]:

@@ -8,30 +8,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-from generators.derive import run_query
-from generators.queries import load_query
-from generators.tp import open_trace
-from tests.reference_traces import A100_ADD, A100_TRITON, H100_BERT, MI300X, V100
+from tests.reference_traces import A100_ADD, H100_BERT, MI300X, V100
+from tests.sql_rows import query_rows, trace_rows
 
 REPO = Path(__file__).resolve().parents[1]
 H100 = H100_BERT
 A100 = A100_ADD
-TRITON = A100_TRITON
-
-
-def _rows(path: Path, name: str) -> list[dict[str, object]]:
-    with open_trace(path) as tp:
-        return run_query(tp, load_query(name)).rows
-
-
-def _sql(path: Path, sql: str) -> list[dict[str, object]]:
-    with open_trace(path) as tp:
-        result = tp.query(sql)
-        return [{c: getattr(r, c) for c in result.column_names} for r in result]
 
 
 def test_chain_follows_launch_flows_to_kernels() -> None:
-    rows = _rows(H100, "matmul_add_chain")
+    rows = query_rows(H100, "matmul_add_chain")
     launched = [r for r in rows if r["gpu_name"]]
     assert launched
     for r in launched:
@@ -44,19 +30,8 @@ def test_chain_follows_launch_flows_to_kernels() -> None:
     assert gemm and all("aten::linear → aten::addmm" in str(r["chain"]) for r in gemm)
 
 
-def test_chain_view_includes_annotations() -> None:
-    rows = _sql(
-        TRITON,
-        "INCLUDE PERFETTO MODULE guide.launch; "
-        "SELECT chain, gpu_name FROM guide_launch_chain WHERE gpu_name IS NOT NULL",
-    )
-    assert len(rows) == 1
-    assert str(rows[0]["chain"]).startswith("Torch-Compiled Region")
-    assert str(rows[0]["chain"]).endswith("cuLaunchKernel → " + str(rows[0]["gpu_name"]))
-
-
 def test_occupancy_calls_counted_before_launches() -> None:
-    rows = _sql(
+    rows = trace_rows(
         A100,
         "INCLUDE PERFETTO MODULE guide.launch; "
         "SELECT op_name, kernel_name, occupancy_calls FROM guide_launch_occupancy",
@@ -71,11 +46,11 @@ def test_occupancy_calls_counted_before_launches() -> None:
         "elementwise" in str(r["kernel_name"]) and int(r["occupancy_calls"]) == 0  # type: ignore[arg-type]
         for r in rows
     )
-    assert _rows(H100, "matmul_add_occupancy")
+    assert query_rows(H100, "matmul_add_occupancy")
 
 
 def test_footprint_reads_kernel_args() -> None:
-    rows = _rows(H100, "matmul_add_footprint")
+    rows = query_rows(H100, "matmul_add_footprint")
     assert rows
     for r in rows:
         assert int(r["registers_per_thread"]) > 0  # type: ignore[arg-type]
@@ -89,55 +64,42 @@ def test_footprint_reads_kernel_args() -> None:
     assert int(gemm["registers_per_thread"]) > int(add["registers_per_thread"])  # type: ignore[arg-type]
 
 
-def test_sync_view_measures_waited_gpu_work() -> None:
-    rows = _sql(
-        A100,
-        "INCLUDE PERFETTO MODULE guide.launch; SELECT * FROM guide_launch_sync ORDER BY ts",
-    )
-    assert len(rows) == 5  # the trace has five cudaDeviceSynchronize calls
-    for r in rows:
-        assert 0 <= int(r["gpu_busy_ns"]) <= int(r["dur"])  # type: ignore[arg-type]
-    values = _rows(TRITON, "matmul_add_sync")[0]
-    assert values["sync_calls"] == 1
-    assert values["sync_start_s"] < values["sync_end_s"]  # type: ignore[operator]
-
-
 def test_gemm_kernels_and_spread() -> None:
-    kernels = _rows(H100, "matmul_add_gemm_kernels")
+    kernels = query_rows(H100, "matmul_add_gemm_kernels")
     assert kernels
     for r in kernels:
         assert r["min_ns"] <= r["median_ns"] <= r["max_ns"]  # type: ignore[operator]
         assert 0 < float(r["median_tflops"]) < 2000  # type: ignore[arg-type]
-    spread = _rows(H100, "matmul_add_gemm_spread")[0]
+    spread = query_rows(H100, "matmul_add_gemm_spread")[0]
     assert spread["measured"] == "kernel"
     assert spread["gemms"] == sum(int(r["instances"]) for r in kernels)  # type: ignore[arg-type]
     assert spread["slowest_start_s"] < spread["slowest_end_s"]  # type: ignore[operator]
 
 
 def test_lanes_and_overhead_on_gpu_trace() -> None:
-    lanes = _rows(H100, "matmul_add_lanes")[0]
+    lanes = query_rows(H100, "matmul_add_lanes")[0]
     assert 0 < lanes["launch_to_kernel_min_ns"] <= lanes["launch_to_kernel_max_ns"]  # type: ignore[operator]
     assert lanes["first_step_gpu_idle_ns"] > 0  # type: ignore[operator]
     assert lanes["moment_start_s"] < lanes["moment_end_s"]  # type: ignore[operator]
-    overhead = _rows(H100, "matmul_add_overhead")[0]
+    overhead = query_rows(H100, "matmul_add_overhead")[0]
     assert 0 < overhead["gpu_busy_pct"] < 100  # type: ignore[operator]
 
 
 def test_compiled_counts_memcpy_on_gpu_trace() -> None:
-    c = _rows(V100, "matmul_add_compiled")[0]
+    c = query_rows(V100, "matmul_add_compiled")[0]
     assert c["memcpy_calls"] > 0  # type: ignore[operator]
     assert c["kernels"] > 0  # type: ignore[operator]
     # GPU work started from inside aten::copy_: counted with its name.
     assert c["copy_gpu_work"] > 0  # type: ignore[operator]
     assert c["copy_gpu_name"]
     assert c["gemm_self_ns_per_step"] > 0  # type: ignore[operator]
-    mi = _rows(MI300X, "matmul_add_compiled")[0]
+    mi = query_rows(MI300X, "matmul_add_compiled")[0]
     assert mi["steps"] == 0 and mi["graph_calls"] == 0  # no ProfilerStep: nothing counted
 
 
 def test_label_gaps_on_gpu_trace_with_several_labels() -> None:
     """One row per label, even where a step holds several; the numbers stay consistent."""
-    rows = _rows(V100, "matmul_add_label_gaps")
+    rows = query_rows(V100, "matmul_add_label_gaps")
     assert len(rows) > len({r["step"] for r in rows})
     for r in rows:
         label, self_ns = int(r["label_ns"]), int(r["label_self_ns"])  # type: ignore[arg-type]
@@ -162,13 +124,13 @@ def test_workload_smoke(tmp_path: Path) -> None:
         timeout=120,
     )
     assert (tmp_path / "trace.json.gz").exists()
-    rows = _rows(tmp_path / "trace.json.gz", "matmul_add_chain")
+    rows = query_rows(tmp_path / "trace.json.gz", "matmul_add_chain")
     assert any("aten::bmm" in str(r["chain"]) for r in rows)
 
 
 def test_occupancy_rule_arithmetic() -> None:
     """The one occupancy rule: register file per sub-partition, warps, blocks, shared memory."""
-    rows = _sql(
+    rows = trace_rows(
         A100,
         "INCLUDE PERFETTO MODULE guide.occupancy; SELECT "
         "guide_occupancy_theoretical_pct(255, 128, 0) AS flash, "
@@ -192,7 +154,7 @@ def test_occupancy_rule_arithmetic() -> None:
 
 def test_busy_share_is_a_union_of_overlapping_kernels() -> None:
     """Overlapping GPU activity counts once, and only inside the window."""
-    rows = _sql(
+    rows = trace_rows(
         H100,
         "INCLUDE PERFETTO MODULE guide.windows; "
         "WITH w AS (SELECT 1 AS window_id, MIN(ts) AS ts, MAX(ts + dur) - MIN(ts) AS dur "

@@ -32,6 +32,8 @@ FOUND: dict[str, tuple[str, ...]] = {
     "part-3-attention": ("aten::masked_fill aten::clone", SKIPPED),
     # llm_attention: the CPU's SDPA backend; llm_decode_kernels skipped.
     "part-4-small-llm": ("aten::_scaled_dot_product_flash_attention_for_cpu", SKIPPED),
+    # train_optimizer_ops: the tuned loop's fused AdamW; train_copies skipped.
+    "part-5-training": ("aten::_fused_adamw_", SKIPPED),
 }
 
 

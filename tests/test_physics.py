@@ -29,9 +29,9 @@ from generators.derive import build_manifest
 from generators.queries import QUERIES_DIR, load_query
 from generators.steps import DEVICES, STEPS
 from generators.store import CAPTURE_FILE
-from generators.tp import open_trace
 from generators.units import is_datasheet, is_signed, unit_of
 from tests.reference_traces import A100_ADD, H100_BERT, MI300X, V100
+from tests.sql_rows import trace_rows
 
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "artifacts"
@@ -41,13 +41,6 @@ MATHS = ("bf16", "fp16", "tf32", "fp8", "fp32")
 
 
 # ---- the peaks, from the SQL module ----------------------------------------------------------
-
-
-def _query(trace: Path, sql: str) -> list[dict[str, object]]:
-    with open_trace(trace) as tp:
-        result = tp.query(sql)
-        columns = list(result.column_names)
-        return [{c: getattr(row, c) for c in columns} for row in result]
 
 
 def _literal(text: str) -> str:
@@ -90,7 +83,7 @@ def peaks_for(names: set[str]) -> dict[str, Peak]:
     if not names:
         return {}
     values = ", ".join(f"({_literal(n)})" for n in sorted(names))
-    rows = _query(
+    rows = trace_rows(
         A100_ADD,
         "INCLUDE PERFETTO MODULE guide.hardware; "
         f"WITH n(name) AS (VALUES {values}) "
@@ -282,7 +275,7 @@ def test_rates_are_held_to_the_peak_of_their_type() -> None:
 
 
 def _peak_table() -> list[dict[str, object]]:
-    return _query(
+    return trace_rows(
         A100_ADD, "INCLUDE PERFETTO MODULE guide.hardware; SELECT * FROM guide_hardware_peak"
     )
 
@@ -356,7 +349,7 @@ def test_device_names_match_one_row(name: str, gpu: str | None) -> None:
 def test_trace_device_comes_from_device_properties(trace: Path, name: str, gpu: str) -> None:
     """The GPU is read from the trace's own deviceProperties (also written after the events, as
     in the H100 trace), on reference traces that carry no annotation naming it."""
-    (row,) = _query(
+    (row,) = trace_rows(
         trace, "INCLUDE PERFETTO MODULE guide.hardware; SELECT * FROM guide_hardware_device"
     )
     assert row["name"] == name and row["gpu"] == gpu and row["device"] == 0
@@ -366,7 +359,7 @@ def test_cpu_trace_has_no_device_and_no_peak() -> None:
     cpu_traces = sorted((ARTIFACTS / "cpu").glob("*/*/trace.json.gz"))
     if not cpu_traces:
         pytest.skip("no CPU set")
-    (row,) = _query(
+    (row,) = trace_rows(
         cpu_traces[0],
         "INCLUDE PERFETTO MODULE guide.hardware; SELECT "
         "(SELECT COUNT(*) FROM guide_trace_device) AS devices, "
@@ -388,7 +381,7 @@ def test_device_name_is_data_not_sql(tmp_path: Path) -> None:
     }
     path = tmp_path / "t.json.gz"
     path.write_bytes(gzip.compress(json.dumps(trace).encode()))
-    (row,) = _query(
+    (row,) = trace_rows(
         path,
         "SELECT name, memory_bytes, sms, (SELECT COUNT(*) FROM slice) AS n FROM guide_trace_device",
     )
@@ -411,7 +404,7 @@ def test_device_name_is_data_not_sql(tmp_path: Path) -> None:
 def test_gemm_math(dtype: str | None, kernel: str | None, math_: str | None) -> None:
     d = "NULL" if dtype is None else _literal(dtype)
     k = "NULL" if kernel is None else _literal(kernel)
-    (row,) = _query(
+    (row,) = trace_rows(
         A100_ADD,
         f"INCLUDE PERFETTO MODULE guide.hardware; SELECT guide_hardware_gemm_math({d}, {k}) AS m",
     )

@@ -171,7 +171,7 @@ def test_strict_gpu_build_fails_exactly_while_cuda_artifacts_are_missing(tmp_pat
             and (cuda is None or not cuda.has_variant(call.step, call.variant))
         }
     )
-    result = build(tmp_path / "site", STRICT_GPU="1")
+    result = build(tmp_path / "site", PROFILING_GUIDE_STRICT_GPU="1")
     if not missing:
         assert result.returncode == 0, result.stderr[-3000:]
         return
@@ -185,15 +185,25 @@ def test_strict_gpu_build_fails_exactly_while_cuda_artifacts_are_missing(tmp_pat
 def test_missing_artifact_names_page_and_placeholder(tmp_path: Path) -> None:
     copy = tmp_path / "artifacts"
     shutil.copytree(ARTIFACTS / "cpu", copy / "cpu", ignore=shutil.ignore_patterns(".*"))
+    shutil.copytree(ARTIFACTS / "doctor", copy / "doctor")
     manifest_path = copy / "cpu" / MANIFEST_FILE
     manifest = json.loads(manifest_path.read_text())
     del manifest["files"]["matmul_add/small_cold/ops.md"]
     manifest_path.write_text(json.dumps(manifest))
-    result = build(tmp_path / "site", GUIDE_ARTIFACTS_DIR=str(copy))
+    result = build(tmp_path / "site", PROFILING_GUIDE_ARTIFACTS_DIR=str(copy))
     assert result.returncode != 0
     assert "part-1/01-first-trace.md" in result.stderr
     assert '{{ table("matmul_add", "small_cold", "ops") }}' in result.stderr
     assert "matmul_add/small_cold/ops.md" in result.stderr
+
+
+def test_missing_doctor_gallery_names_the_page(tmp_path: Path) -> None:
+    copy = tmp_path / "artifacts"
+    shutil.copytree(ARTIFACTS / "cpu", copy / "cpu", ignore=shutil.ignore_patterns(".*"))
+    result = build(tmp_path / "site", PROFILING_GUIDE_ARTIFACTS_DIR=str(copy))
+    assert result.returncode != 0
+    assert "doctor-gallery.md" in result.stderr or "check-your-trace.md" in result.stderr
+    assert "gallery.json is missing: run `make derive`" in result.stderr
 
 
 def test_placeholder_syntax_errors_are_named() -> None:

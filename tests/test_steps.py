@@ -14,7 +14,11 @@ REPO = QUERIES_DIR.parents[1]
 @pytest.mark.parametrize("step", STEPS, ids=lambda s: s.slug)
 def test_step_sources_exist(step) -> None:
     assert step.workload_path.exists(), step.workload_path
-    assert (REPO / "docs" / step.page).exists(), step.page
+    assert step.pages, f"step {step.slug} names no page"
+    for page in step.pages:
+        text = (REPO / "docs" / page).read_text(encoding="utf-8")
+        # A page that presents a step shows at least one of its artifacts.
+        assert f'("{step.slug}"' in text, f"{page} shows nothing of step {step.slug}"
     names = [v.name for v in step.variants]
     assert len(names) == len(set(names)), f"duplicate variant names in {step.slug}"
     for query in step.queries:

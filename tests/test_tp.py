@@ -24,7 +24,7 @@ from generators.tp import (
     engine_pids,
     open_trace,
 )
-from tests.conftest import REFERENCE_TRACES, reference_trace_paths
+from tests.reference_traces import A100_ADD, A100_TRITON, MI300X, REFERENCE_TRACES, all_traces
 
 TEST_SQL = Path(__file__).parent / "data" / "sql"
 TRACE_NAMES = sorted(p.name for p in REFERENCE_TRACES.glob("*.json.gz")) or ["<missing>"]
@@ -122,7 +122,7 @@ def _from_json(path: Path) -> FromJson:
 @pytest.fixture(scope="module")
 def traces() -> dict[str, tuple[Observed, FromJson]]:
     out = {}
-    for path in reference_trace_paths():
+    for path in all_traces():
         out[path.name] = (_observe(path), _from_json(path))
     return out
 
@@ -213,7 +213,7 @@ def test_a100_drops_are_real_overlaps(traces):
 
 def test_engine_is_reused_between_traces_and_gives_same_answers(reference_traces):
     close_engines()
-    path = REFERENCE_TRACES / "a100-simple-add.json.gz"
+    path = A100_ADD
     first = _observe(path)
     second = _observe(reference_traces[-1])
     third = _observe(path)
@@ -227,7 +227,7 @@ def test_engine_is_reused_between_traces_and_gives_same_answers(reference_traces
 
 
 def test_sql_package_registration():
-    path = REFERENCE_TRACES / "a100-triton-compiled.json.gz"
+    path = A100_TRITON
     with open_trace(path, engine="wasm", sql_packages=[Path(f"{TEST_SQL}@guide_test")]) as tp:
         rows = list(
             tp.query(
@@ -245,7 +245,7 @@ def test_sql_package_registration():
 
 
 def test_default_package_is_guide():
-    path = REFERENCE_TRACES / "a100-triton-compiled.json.gz"
+    path = A100_TRITON
     with open_trace(path, engine="wasm") as tp, pytest.raises(Exception) as err:
         tp.query("INCLUDE PERFETTO MODULE guide.no_such_module_here; SELECT 1")
     # The package is registered (only the module is unknown) ...
@@ -264,7 +264,7 @@ def test_default_package_is_guide():
 
 def test_export_is_refused_with_a_clear_error(tmp_path):
     out = tmp_path / "out.perfetto"
-    path = REFERENCE_TRACES / "a100-triton-compiled.json.gz"
+    path = A100_TRITON
     with (
         open_trace(path, engine="wasm") as tp,
         pytest.raises(NotImplementedError, match="export"),
@@ -286,8 +286,8 @@ def test_engine_description_is_stable_and_serialisable():
 def test_reused_engine_keeps_sql_packages():
     close_engines()
     pids = set()
-    for name in ("a100-triton-compiled.json.gz", "mi300x-compiled-triton.json.gz") * 2:
-        with open_trace(REFERENCE_TRACES / name, engine="wasm", sql_packages=[TEST_SQL]) as tp:
+    for path in (A100_TRITON, MI300X) * 2:
+        with open_trace(path, engine="wasm", sql_packages=[TEST_SQL]) as tp:
             pids.add(tp.engine.pid)
             n = next(
                 iter(

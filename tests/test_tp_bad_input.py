@@ -16,10 +16,11 @@ import pytest
 
 from generators import tp_engine
 from generators.tp import TraceOpenError, close_engines, engine_description, open_trace
-from tests.conftest import REFERENCE_TRACES, REPO
+from tests.conftest import REPO
+from tests.reference_traces import A100_ADD, V100
 
-SMALL = REFERENCE_TRACES / "a100-simple-add.json.gz"
-BIG = REFERENCE_TRACES / "v100-resnet-train.json.gz"
+SMALL = A100_ADD
+BIG = V100
 
 
 def _children() -> set[int]:

@@ -10,10 +10,10 @@ import sys
 
 import pytest
 
-from tests.conftest import REFERENCE_TRACES, REPO
+from tests.conftest import REPO
+from tests.reference_traces import A100_ADD, A100_TRITON, V100
 
-V100 = REFERENCE_TRACES / "v100-resnet-train.json.gz"
-A100 = REFERENCE_TRACES / "a100-simple-add.json.gz"
+A100 = A100_ADD
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -88,7 +88,7 @@ def test_info_dropped_names_every_dropped_event(v100_info):
 
 
 def test_info_without_drops_says_none():
-    r = run_cli("info", str(REFERENCE_TRACES / "a100-triton-compiled.json.gz"))
+    r = run_cli("info", str(A100_TRITON))
     assert r.returncode == 0, r.stderr
     assert "DROPPED" not in r.stdout
     assert "GPU kernels: 1" in r.stdout

@@ -10,9 +10,11 @@ Placeholders, each alone on a line except ``value`` (which is inline)::
 
 Every placeholder takes ``cpu=False`` for a concept that only exists on a GPU. The CUDA set is
 preferred; without a CUDA capture a placeholder falls back to the CPU set (unless ``cpu=False``,
-which renders a "needs a CUDA capture" notice instead). ``STRICT_GPU=1`` turns every fallback
-into a build error. Any missing artifact, key or file fails the build with the page and the
-placeholder named. Pages that show data get a box naming the hardware and versions behind it.
+which renders a "needs a CUDA capture" notice instead; the rule is
+``generators.devices.shown_device``). ``make site STRICT_GPU=1`` (the environment variable
+``PROFILING_GUIDE_STRICT_GPU=1``) turns every fallback into a build error. Any missing artifact,
+key or file fails the build with the page and the placeholder named. Pages that show data get a
+box naming the hardware and versions behind it.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ import ast
 import html
 import json
 import logging
-import os
 import posixpath
 import re
 import sys
@@ -36,6 +37,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 if str(REPO_ROOT) not in sys.path:  # the hook imports the project's own formatting and queries
     sys.path.insert(0, str(REPO_ROOT))
 
+from generators import env  # noqa: E402
+from generators.devices import DEVICES, is_fallback, shown_device  # noqa: E402
 from generators.queries import Query, load_query  # noqa: E402
 from generators.sql_sources import objects_used  # noqa: E402
 from generators.table_cells import wrappable  # noqa: E402
@@ -44,8 +47,7 @@ from generators.units import format_value  # noqa: E402
 log = logging.getLogger("mkdocs.hooks.artifacts")
 
 # Tests build the site against a scratch copy of the artifacts through this variable.
-ARTIFACTS_DIR = Path(os.environ.get("GUIDE_ARTIFACTS_DIR") or REPO_ROOT / "artifacts")
-DEVICES = ("cuda", "cpu")
+ARTIFACTS_DIR = Path(env.ARTIFACTS_DIR.get() or REPO_ROOT / "artifacts")
 DEVICE_LABEL = {"cuda": "CUDA", "cpu": "CPU"}
 PLACEHOLDER = re.compile(r"\{\{\s*(?P<func>[a-z_]+)\((?P<args>.*?)\)\s*\}\}", re.S)
 FUNCTIONS = ("table", "value", "figure", "profiler_table", "perfetto")
@@ -86,6 +88,8 @@ def parse_calls(markdown: str) -> list[tuple[re.Match[str], Call]]:
     calls = []
     for match in PLACEHOLDER.finditer(markdown):
         func = match["func"]
+        if func.startswith("doctor_"):  # the doctor's own placeholders (docs/hooks/doctor.py)
+            continue
         if func not in FUNCTIONS:
             raise PlaceholderError(
                 f"{match[0]}: unknown placeholder (known: {', '.join(FUNCTIONS)})"
@@ -175,26 +179,21 @@ class Renderer:
 
     # -- locating -----------------------------------------------------------------------------
     def pick(self, call: Call) -> DeviceSet | None:
-        if call.device:
-            # A pinned set is a choice (a CPU tab beside a CUDA one), not a fallback.
-            pinned = self.sets.get(call.device)
-            if pinned and pinned.has_variant(call.step, call.variant):
-                return pinned
-            if call.device == "cuda":
-                self.state.missing_cuda.append(call.text)
-                return None
+        def has_capture(device: str) -> bool:
+            ds = self.sets.get(device)
+            return ds is not None and ds.has_variant(call.step, call.variant)
+
+        device = shown_device(has_capture, cpu_ok=call.cpu_ok, pinned=call.device)
+        if device is not None:
+            if is_fallback(device, pinned=call.device):
+                self.state.fallbacks.append(call.text)
+            return self.sets[device]
+        if call.device == "cpu":
             raise PlaceholderError(
-                f"no {call.device} capture of {call.step}/{call.variant}: "
-                f"run `make artifacts DEVICE={call.device} STEP={call.step}`"
+                f"no cpu capture of {call.step}/{call.variant}: "
+                f"run `make artifacts DEVICE=cpu STEP={call.step}`"
             )
-        cuda = self.sets.get("cuda")
-        if cuda and cuda.has_variant(call.step, call.variant):
-            return cuda
-        cpu = self.sets.get("cpu")
-        if call.cpu_ok and cpu and cpu.has_variant(call.step, call.variant):
-            self.state.fallbacks.append(call.text)
-            return cpu
-        if call.cpu_ok:
+        if call.cpu_ok and call.device is None:
             raise PlaceholderError(
                 f"no capture of {call.step}/{call.variant} in any device set: "
                 f"run `make artifacts DEVICE=cpu STEP={call.step}` (or DEVICE=cuda on a GPU)"
@@ -222,11 +221,20 @@ class Renderer:
             return '<span class="pg-needs-cuda">(needs a CUDA capture)</span>'
         if call.func == "perfetto":
             return ""  # no trace to open; the section's own notice says what is missing
-        return (
+        notice = (
             '\n!!! warning "Needs a CUDA capture"\n\n'
             "    This part shows GPU activity, and no trace captured on an NVIDIA GPU has been "
             "committed for it yet. On a machine with one, run "
             f"`{command}`.\n"
+        )
+        if call.func != "table":
+            return notice
+        # A table without its data still shows its question and the SQL that will answer it.
+        query = load_query(str(call.args[2]))
+        return (
+            f'{notice}\n<section class="pg-table" data-search-exclude="" markdown>\n'
+            f'<p class="pg-caption">{html.escape(query.question)}</p>\n\n'
+            f"{self.sql_block(query)}\n</section>\n"
         )
 
     def source_link(self, path: Path) -> str:
@@ -569,7 +577,7 @@ def on_page_markdown(markdown: str, page, config, files) -> str:  # type: ignore
         last = match.end()
     pieces.append(markdown[last:])
     body = "".join(pieces)
-    if os.environ.get("STRICT_GPU") == "1":
+    if env.STRICT_GPU.get() == "1":
         problems = [f"{src}: {t} fell back to the CPU set" for t in renderer.state.fallbacks]
         problems += [f"{src}: {t} has no CUDA capture" for t in renderer.state.missing_cuda]
         _strict_problems.extend(problems)

@@ -12,6 +12,7 @@ import functools
 import importlib
 import io
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import matplotlib
@@ -19,7 +20,9 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
+from matplotlib.artist import Artist
 from matplotlib.figure import Figure
+from matplotlib.legend import Legend
 
 STYLE = {
     "svg.hashsalt": "profiling-guide",
@@ -113,3 +116,37 @@ def text_width_pt(text: str, size: float) -> float:
         text, FontProperties(family="DejaVu Sans", size=size), ismath=False
     )
     return float(width)
+
+
+def top_legend(
+    fig: Figure,
+    height_in: float,
+    *,
+    ncols: int,
+    handles: Sequence[Artist] | None = None,
+    labels: Sequence[str] | None = None,
+    top_in: float = 0.36,
+    fontsize: float = 8.5,
+    **options: object,
+) -> Legend:
+    """One band of legend entries above the plot, under the title, aligned with its left edge.
+
+    ``top_in`` is the distance from the figure's top to the band (inches), so the band stays put
+    whatever the figure's height. Without ``handles`` the legend collects the figure's labelled
+    artists, as ``Figure.legend`` does. Other ``options`` go to ``Figure.legend``.
+    """
+    given: dict[str, object] = {}
+    if handles is not None:
+        given["handles"] = list(handles)
+    if labels is not None:
+        given["labels"] = list(labels)
+    return fig.legend(
+        **given,
+        fontsize=fontsize,
+        frameon=False,
+        loc="upper left",
+        bbox_to_anchor=(0.05 / CONTENT_WIDTH_IN, 1 - top_in / height_in),
+        ncols=ncols,
+        borderaxespad=0,
+        **options,  # type: ignore[arg-type]
+    )

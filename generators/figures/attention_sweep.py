@@ -19,7 +19,13 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-from generators.figures import CONTENT_WIDTH_IN, FigureContext, hardware_label, plain_text
+from generators.figures import (
+    CONTENT_WIDTH_IN,
+    FigureContext,
+    hardware_label,
+    plain_text,
+    top_legend,
+)
 from generators.units import format_duration_ns
 
 #: A fixed colour and marker per implementation (Okabe-Ito), whatever subset a capture has.
@@ -173,15 +179,14 @@ def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
         va="top",
     )
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(
-        handles,
-        labels,
-        fontsize=LABEL_PT,
-        frameon=False,
-        loc="upper left",
-        bbox_to_anchor=(0.05 / CONTENT_WIDTH_IN, 1 - 0.34 / HEIGHT_IN),
+    top_legend(
+        fig,
+        HEIGHT_IN,
+        handles=handles,
+        labels=labels,
         ncols=4,
-        borderaxespad=0,
+        top_in=0.34,
+        fontsize=LABEL_PT,
         columnspacing=1.5,
     )
     return fig

@@ -22,6 +22,7 @@ from generators.figures import (
     hardware_label,
     plain_text,
     short_kernel_name,
+    top_legend,
 )
 from generators.units import format_duration_ns
 
@@ -67,15 +68,7 @@ def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
         fontsize=10.5,
         va="top",
     )
-    fig.legend(
-        fontsize=8.5,
-        frameon=False,
-        loc="upper left",
-        bbox_to_anchor=(0.05 / CONTENT_WIDTH_IN, 1 - 0.36 / HEIGHT_IN),
-        ncols=3,
-        borderaxespad=0,
-        handlelength=2.2,
-    )
+    top_legend(fig, HEIGHT_IN, ncols=3, handlelength=2.2)
     ax.set_xlabel("ProfilerStep", fontsize=TICK_PT)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole numbers
     ax.set_ylabel(f"duration ({unit}), axis not from 0", fontsize=TICK_PT)

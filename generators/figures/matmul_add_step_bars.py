@@ -18,7 +18,13 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from generators.figures import CONTENT_WIDTH_IN, FigureContext, hardware_label, plain_text
+from generators.figures import (
+    CONTENT_WIDTH_IN,
+    FigureContext,
+    hardware_label,
+    plain_text,
+    top_legend,
+)
 from generators.units import format_duration_ns
 
 DELAY_COLOR = "#D55E00"
@@ -112,7 +118,9 @@ def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
         fontsize=10.5,
         va="top",
     )
-    fig.legend(
+    top_legend(
+        fig,
+        HEIGHT_IN,
         handles=[
             Patch(color=DELAY_COLOR, label="label start → first aten:: operator"),
             Patch(color=REST_COLOR, label="rest of the step"),
@@ -125,11 +133,6 @@ def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
                 label=f"median step {format_duration_ns(median)}",
             ),
         ],
-        fontsize=8.5,
-        frameon=False,
-        loc="upper left",
-        bbox_to_anchor=(0.05 / CONTENT_WIDTH_IN, 1 - 0.36 / HEIGHT_IN),
         ncols=3,
-        borderaxespad=0,
     )
     return fig

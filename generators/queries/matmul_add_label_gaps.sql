@@ -4,12 +4,7 @@
 INCLUDE PERFETTO MODULE guide.kineto;
 
 WITH
-  label AS (
-    -- The record_function() region directly inside each step.
-    SELECT st.step, l.id AS label_id, l.track_id, l.ts, l.dur
-    FROM guide_kineto_profiler_step AS st
-    JOIN guide_kineto_slice AS l ON l.parent_id = st.id AND l.category = 'user_annotation'
-  ),
+  label AS (SELECT step, id AS label_id, track_id, ts, dur FROM guide_kineto_step_label),
   child AS (
     -- The label's direct children, each with the end of the one before it.
     SELECT

@@ -13,8 +13,7 @@ WITH
         AS self_ns,
       ROW_NUMBER() OVER (ORDER BY l.dur) AS rn,
       COUNT(*) OVER () AS n
-    FROM step AS st
-    JOIN guide_kineto_slice AS l ON l.parent_id = st.id AND l.category = 'user_annotation'
+    FROM guide_kineto_step_label AS l
   ),
   gemm AS (
     SELECT g.*

@@ -4,12 +4,7 @@
 INCLUDE PERFETTO MODULE guide.kineto;
 
 WITH
-  label AS (
-    -- The record_function() region directly inside each step.
-    SELECT st.step, l.id, l.ts, l.dur, l.depth, l.track_id
-    FROM guide_kineto_profiler_step AS st
-    JOIN guide_kineto_slice AS l ON l.parent_id = st.id AND l.category = 'user_annotation'
-  ),
+  label AS (SELECT step, id, ts, dur, depth, track_id FROM guide_kineto_step_label),
   op_in_step AS (
     SELECT st.step, s.ts, s.name
     FROM guide_kineto_profiler_step AS st

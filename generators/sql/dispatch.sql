@@ -30,11 +30,7 @@ CREATE PERFETTO TABLE guide_dispatch_row(
   -- aten, compile wrapper, generated kernel or other.
   kind STRING
 ) AS
-WITH label AS (
-  SELECT st.step, l.id, l.ts, l.dur, l.depth, l.track_id
-  FROM guide_kineto_profiler_step AS st
-  JOIN guide_kineto_slice AS l ON l.parent_id = st.id AND l.category = 'user_annotation'
-)
+WITH label AS (SELECT step, id, ts, dur, depth, track_id FROM guide_kineto_step_label)
 SELECT
   label.step,
   s.id,

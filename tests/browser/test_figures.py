@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urljoin
 
 import pytest
 
+from tests.browser.pages import site_pages, visit
 from tests.browser.test_site import built_site, site  # noqa: F401 (module-scoped fixtures)
 
 if TYPE_CHECKING:
@@ -66,17 +66,13 @@ MEASURE_JS = """async (index) => {
 
 
 def figure_pages(site_dir: Path) -> list[str]:
-    pages = [
-        path.parent.relative_to(site_dir).as_posix() + "/"
-        for path in sorted(site_dir.rglob("index.html"))
-        if 'class="pg-figure"' in path.read_text(encoding="utf-8")
-    ]
+    pages = site_pages(site_dir, 'class="pg-figure"')
     assert pages, "no page of the built site has a figure"
     return pages
 
 
-def measure(page: Page, url: str) -> list[dict[str, Any]]:
-    page.goto(url, wait_until="load")
+def measure(page: Page) -> list[dict[str, Any]]:
+    """Every figure of the loaded page, measured."""
     count = page.locator("figure.pg-figure").count()
     return [page.evaluate(MEASURE_JS, i) for i in range(count)]
 
@@ -86,34 +82,29 @@ def test_figures_are_readable_on_a_desktop(
     built_site: Path,  # noqa: F811
     site: str,  # noqa: F811
 ) -> None:
-    context = chromium.new_context(viewport=DESKTOP)
     problems: list[str] = []
     checked = 0
-    try:
-        page = context.new_page()
-        for rel in figure_pages(built_site):
-            for fig in measure(page, urljoin(site, rel)):
-                checked += 1
-                where = f"{rel} {fig['src']}"
-                if fig["shown"] <= 0 or not fig["viewBoxWidth"]:
-                    problems.append(f"{where}: not shown, or its SVG has no viewBox")
-                    continue
-                if fig["shown"] > fig["container"] + SLACK_PX:
-                    problems.append(
-                        f"{where}: {fig['shown']:.0f} px wide in a {fig['container']:.0f} px column"
-                    )
-                scale = fig["shown"] / fig["viewBoxWidth"]
-                smallest = min(fig["sizes"], key=lambda s: s["size"])
-                px = smallest["size"] * scale
-                if px < MIN_TEXT_PX:
-                    problems.append(
-                        f"{where}: text {smallest['text']!r} shows at {px:.1f} px "
-                        f"(< {MIN_TEXT_PX} px) at {fig['shown']:.0f} px wide"
-                    )
-                if fig["link"] != fig["resolved"]:
-                    problems.append(f"{where}: the image links to {fig['link']}, not to its SVG")
-    finally:
-        context.close()
+    for rel, page in visit(chromium, site, figure_pages(built_site), DESKTOP):
+        for fig in measure(page):
+            checked += 1
+            where = f"{rel} {fig['src']}"
+            if fig["shown"] <= 0 or not fig["viewBoxWidth"]:
+                problems.append(f"{where}: not shown, or its SVG has no viewBox")
+                continue
+            if fig["shown"] > fig["container"] + SLACK_PX:
+                problems.append(
+                    f"{where}: {fig['shown']:.0f} px wide in a {fig['container']:.0f} px column"
+                )
+            scale = fig["shown"] / fig["viewBoxWidth"]
+            smallest = min(fig["sizes"], key=lambda s: s["size"])
+            px = smallest["size"] * scale
+            if px < MIN_TEXT_PX:
+                problems.append(
+                    f"{where}: text {smallest['text']!r} shows at {px:.1f} px "
+                    f"(< {MIN_TEXT_PX} px) at {fig['shown']:.0f} px wide"
+                )
+            if fig["link"] != fig["resolved"]:
+                problems.append(f"{where}: the image links to {fig['link']}, not to its SVG")
     assert checked, "no figure was measured"
     assert not problems, "\n".join(problems)
 
@@ -123,21 +114,16 @@ def test_figures_fit_a_phone_screen(
     built_site: Path,  # noqa: F811
     site: str,  # noqa: F811
 ) -> None:
-    context = chromium.new_context(viewport=PHONE)
     problems: list[str] = []
-    try:
-        page = context.new_page()
-        for rel in figure_pages(built_site):
-            for fig in measure(page, urljoin(site, rel)):
-                if fig["shown"] <= 0 or fig["right"] > PHONE["width"] + SLACK_PX:
-                    problems.append(
-                        f"{rel} {fig['src']}: {fig['shown']:.0f} px wide, right edge at "
-                        f"{fig['right']:.0f} px on a {PHONE['width']} px screen"
-                    )
-            # Nothing on the page scrolls sideways because of a figure.
-            overflow = page.evaluate("document.documentElement.scrollWidth")
-            if overflow > PHONE["width"] + SLACK_PX:
-                problems.append(f"{rel}: the page is {overflow} px wide")
-    finally:
-        context.close()
+    for rel, page in visit(chromium, site, figure_pages(built_site), PHONE):
+        for fig in measure(page):
+            if fig["shown"] <= 0 or fig["right"] > PHONE["width"] + SLACK_PX:
+                problems.append(
+                    f"{rel} {fig['src']}: {fig['shown']:.0f} px wide, right edge at "
+                    f"{fig['right']:.0f} px on a {PHONE['width']} px screen"
+                )
+        # Nothing on the page scrolls sideways because of a figure.
+        overflow = page.evaluate("document.documentElement.scrollWidth")
+        if overflow > PHONE["width"] + SLACK_PX:
+            problems.append(f"{rel}: the page is {overflow} px wide")
     assert not problems, "\n".join(problems)

@@ -68,8 +68,8 @@ def build_site(destination: Path, perfetto_origin: str) -> None:
     env = {
         **os.environ,
         "NO_MKDOCS_2_WARNING": "1",
-        "PERFETTO_ORIGIN": perfetto_origin,
-        "SITE_URL": "",
+        "PROFILING_GUIDE_PERFETTO_ORIGIN": perfetto_origin,
+        "PROFILING_GUIDE_SITE_URL": "",
     }
     command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(destination)]
     output = ""

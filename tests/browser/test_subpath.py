@@ -34,7 +34,7 @@ def sub_path_site(tmp_path_factory: pytest.TempPathFactory, static_server: Stati
     result = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(root / SUB_PATH)],
         cwd=REPO_ROOT,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1", "SITE_URL": site_url},
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1", "PROFILING_GUIDE_SITE_URL": site_url},
         capture_output=True,
         text=True,
         timeout=300,

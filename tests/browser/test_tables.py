@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import urljoin
 
 import pytest
 
+from tests.browser.pages import site_pages, visit
 from tests.browser.test_site import built_site, site  # noqa: F401 (module-scoped fixtures)
 
 if TYPE_CHECKING:
@@ -55,11 +55,7 @@ MEASURE_JS = """() => {
 
 
 def pages(site_dir: Path) -> list[str]:
-    found = [
-        path.parent.relative_to(site_dir).as_posix() + "/"
-        for path in sorted(site_dir.rglob("index.html"))
-        if "<table>" in path.read_text(encoding="utf-8")
-    ]
+    found = site_pages(site_dir, "<table>")
     assert len(found) > 5, found
     return found
 
@@ -69,22 +65,16 @@ def test_tables_fit_and_keep_words_whole(
     built_site: Path,  # noqa: F811
     site: str,  # noqa: F811
 ) -> None:
-    context = chromium.new_context(viewport=DESKTOP)
     problems: list[str] = []
     checked = 0
-    try:
-        page = context.new_page()
-        for rel in pages(built_site):
-            page.goto(urljoin(site, rel), wait_until="load")
-            for table in page.evaluate(MEASURE_JS):
-                checked += 1
-                where = f"{rel} {table['caption']!r}"
-                if table["over"] > SLACK_PX:
-                    problems.append(f"{where}: {table['over']} px wider than its column")
-                for part in ("cell", "code"):
-                    if table[part] and table[part] != ["normal", "normal"]:
-                        problems.append(f"{where}: {part} wraps inside words ({table[part]})")
-    finally:
-        context.close()
+    for rel, page in visit(chromium, site, pages(built_site), DESKTOP):
+        for table in page.evaluate(MEASURE_JS):
+            checked += 1
+            where = f"{rel} {table['caption']!r}"
+            if table["over"] > SLACK_PX:
+                problems.append(f"{where}: {table['over']} px wider than its column")
+            for part in ("cell", "code"):
+                if table[part] and table[part] != ["normal", "normal"]:
+                    problems.append(f"{where}: {part} wraps inside words ({table[part]})")
     assert checked > 40, f"only {checked} tables measured"
     assert not problems, "\n".join(problems)

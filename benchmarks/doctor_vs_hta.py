@@ -1,0 +1,126 @@
+"""The doctor against Holistic Trace Analysis on the same traces, whole process, side by side.
+
+    .venv/bin/python benchmarks/doctor_vs_hta.py --hta-python PATH/TO/venv/bin/python [--runs 5]
+
+HTA is not one of this project's dependencies: install it into a virtual environment of its own
+(``python -m venv /tmp/hta && /tmp/hta/bin/pip install HolisticTraceAnalysis``) and name that
+environment's Python. Each run is a fresh process, so start-up costs count, as they do for a
+reader: the doctor opens the trace and runs every detector; HTA loads the trace
+(``TraceAnalysis``) and computes ``get_gpu_kernel_breakdown()`` and ``get_idle_time_breakdown()``.
+Runs alternate between the two tools. Writes benchmarks/doctor_vs_hta.json and .md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+OUT_JSON = REPO / "benchmarks" / "doctor_vs_hta.json"
+OUT_MD = REPO / "benchmarks" / "doctor_vs_hta.md"
+TRACES = REPO / "tests" / "data" / "reference-traces"
+#: The largest reference trace, and the smallest (where start-up dominates).
+CASES = ("v100-resnet-train.json.gz", "a100-triton-compiled.json.gz")
+
+HTA_SCRIPT = """
+import sys
+from hta.trace_analysis import TraceAnalysis
+analyzer = TraceAnalysis(trace_dir=sys.argv[1])
+analyzer.get_gpu_kernel_breakdown(visualize=False)
+analyzer.get_idle_time_breakdown(visualize=False)
+"""
+
+
+def timed(cmd: list[str], env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    result = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, check=False)
+    if result.returncode not in (0, 1):  # the doctor exits 1 only with --fail-on
+        sys.exit(f"{' '.join(cmd)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--hta-python", required=True, help="a Python with HTA installed")
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    doctor_py = str(REPO / ".venv" / "bin" / "python")
+    rows = []
+    for name in CASES:
+        trace = TRACES / name
+        # HTA reads every trace in a folder, one per rank: give it a folder holding this one.
+        folder = Path(tempfile.mkdtemp(prefix="hta-"))
+        shutil.copy(trace, folder / f"rank-0.{name}")
+        doctor_cmd = [doctor_py, "-m", "generators.doctor", str(trace), "-q", "--format", "json"]
+        hta_cmd = [args.hta_python, "-c", HTA_SCRIPT, str(folder)]
+        timed(doctor_cmd, env)  # one untimed run each: page cache, compiled bytecode
+        timed(hta_cmd, env)
+        doctor_s, hta_s = [], []
+        for _ in range(args.runs):
+            doctor_s.append(timed(doctor_cmd, env))
+            hta_s.append(timed(hta_cmd, env))
+        shutil.rmtree(folder)
+        rows.append(
+            {
+                "trace": name,
+                "trace_bytes": trace.stat().st_size,
+                "doctor_s": sorted(doctor_s),
+                "hta_s": sorted(hta_s),
+                "doctor_median_s": statistics.median(doctor_s),
+                "hta_median_s": statistics.median(hta_s),
+            }
+        )
+    version = subprocess.run(
+        [
+            args.hta_python,
+            "-c",
+            "import importlib.metadata as m; print(m.version('HolisticTraceAnalysis'))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    result = {
+        "command": "python benchmarks/doctor_vs_hta.py --hta-python <python with HTA> "
+        f"--runs {args.runs}",
+        "date": dt.date.today().isoformat(),
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, "
+        f"Python {platform.python_version()}",
+        "hta_version": version,
+        "runs": args.runs,
+        "rows": rows,
+    }
+    OUT_JSON.write_text(json.dumps(result, indent=1) + "\n")
+    lines = [
+        "# The doctor against Holistic Trace Analysis",
+        "",
+        f"Command: `{result['command']}` ({result['date']}; {result['machine']}; "
+        f"HolisticTraceAnalysis {version}). Whole-process wall time, median of {args.runs} "
+        "runs each, alternating; one untimed run of each first.",
+        "",
+        "| trace | size | doctor (all detectors) | HTA (load + kernel + idle breakdown) "
+        "| HTA / doctor |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for r in rows:
+        lines.append(
+            f"| `{r['trace']}` | {r['trace_bytes'] / 1e6:.2f} MB | {r['doctor_median_s']:.2f} s | "
+            f"{r['hta_median_s']:.2f} s | {r['hta_median_s'] / r['doctor_median_s']:.2f}× |"
+        )
+    OUT_MD.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,239 @@
+"""MkDocs hook: the doctor on the site, from its detector files and its gallery artifacts.
+
+Placeholders (each alone on a line)::
+
+    {{ doctor_detectors() }}   one section per detector, from generators/detectors/*.sql
+    {{ doctor_gallery() }}     the doctor's report on every gallery trace (artifacts/doctor/)
+    {{ doctor_example("slug") }}  one gallery trace's report, in full, as the command prints it
+
+Every lesson page a detector names (its ``guide:`` header) gets a "check your own trace" note
+under that section's heading, so lesson and detector link both ways without a hand-kept list.
+Names from traces are escaped: the gallery's text goes through ``html.escape``; the example
+report is a fenced code block.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import posixpath
+import re
+import sys
+from pathlib import Path
+
+from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import File, Files
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+from generators import env  # noqa: E402
+from generators.doctor.browser import widget_html  # noqa: E402
+from generators.doctor.detectors import Detector, load_detectors  # noqa: E402
+from generators.doctor.gallery import GALLERY_DIR, GALLERY_FILE  # noqa: E402
+from generators.doctor.render import _slug, guide_section  # noqa: E402
+from generators.units import format_duration_ns  # noqa: E402
+
+ARTIFACTS_DIR = Path(env.ARTIFACTS_DIR.get() or REPO_ROOT / "artifacts")
+DOCTOR_PAGE = "check-your-trace.md"
+PLACEHOLDER = re.compile(
+    r"^(?P<indent>[ \t]*)\{\{\s*(?P<func>doctor_[a-z_]+)\((?P<args>[^)]*)\)\s*\}\}\s*$", re.M
+)
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _rel(page_url: str, target: str) -> str:
+    """A link from the page at ``page_url`` to a site path (MkDocs directory URLs)."""
+    start = page_url if page_url.endswith("/") else posixpath.dirname(page_url)
+    return posixpath.relpath(target, start or ".")
+
+
+def _md_link(from_page: str, target_page: str, anchor: str = "") -> str:
+    """A Markdown link between two pages' source files (MkDocs checks and rewrites it)."""
+    rel = posixpath.relpath(target_page, posixpath.dirname(from_page) or ".")
+    return rel + (f"#{anchor}" if anchor else "")
+
+
+def _gallery() -> dict:
+    path = ARTIFACTS_DIR / GALLERY_DIR / GALLERY_FILE
+    if not path.exists():
+        raise PluginError(f"{path} is missing: run `make derive`")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _detector_section(det: Detector, page: str) -> str:
+    rel_sql = det.path.relative_to(REPO_ROOT).as_posix()
+    params = "".join(f"\n- `{p.name}` = {p.value}: {p.doc}" for p in det.params)
+    params = f"**Thresholds:**\n{params}" if params else ""
+    needs = ", ".join(det.needs) or "nothing beyond a trace"
+    lesson = (
+        ""
+        if det.guide_page == DOCTOR_PAGE
+        else "\n**The lesson:** "
+        f"[{guide_section(det)}]({_md_link(page, det.guide_page, det.guide_anchor)})\n"
+    )
+    sql = det.sql()
+    fence = "`" * max(3, max((len(r) for r in re.findall(r"`+", sql)), default=0) + 1)
+    body = "\n".join(
+        "    " + line if line else "" for line in [f"{fence}sql", *sql.splitlines(), fence]
+    )
+    return f"""### {det.title} {{ #{det.id} }}
+
+`{det.id}` · severity **{det.severity}** · needs: {needs}
+
+{det.why}
+
+**What to try.** {det.try_}
+
+**After.** {det.after}
+
+**Known false positives.** {det.false_positives}
+{lesson}
+{params}
+
+??? note "The SQL: `{rel_sql}`"
+
+{body}
+"""
+
+
+def render_detectors(page: str) -> str:
+    return "\n".join(_detector_section(d, page) for d in load_detectors())
+
+
+def render_gallery(page_url: str) -> str:
+    gallery = _gallery()
+    groups = {"guide": [], "reference": []}
+    for entry in gallery["traces"]:
+        groups[entry["origin"]].append(entry)
+    doctor_url = _rel(page_url, "check-your-trace/")
+    out = []
+    titles = {
+        "guide": "The guide's own traces",
+        "reference": "Public reference traces (other projects' measurements, not ours)",
+    }
+    for origin in ("guide", "reference"):
+        out.append(f'<h2 id="gallery-{origin}">{titles[origin]}</h2>')
+        for entry in groups[origin]:
+            report = _rel(page_url, f"artifacts/{GALLERY_DIR}/{entry['report']}")
+            findings = entry["findings"]
+            items = "".join(
+                f'<li><span class="pg-doctor__sev pg-doctor__sev--{_e(f["severity"])}">'
+                f"{_e(f['severity'])}</span> "
+                f'<a href="{_e(doctor_url)}#{_e(f["id"])}">{_e(f["title"])}</a> '
+                f"({_e(format_duration_ns(f['cost_ns']))}): {_e(f['seen'])}</li>"
+                for f in findings
+            )
+            cannot = "".join(f"<li>{_e(c['text'])}</li>" for c in entry["cannot_see"])
+            out.append(
+                f'<section class="pg-doctor__trace" id="{_e(entry["slug"])}" data-search-exclude>'
+                f"<h3>{_e(entry['label'])}</h3>"
+                f'<p class="pg-doctor__source">Source: <code>{_e(entry["source"])}</code> · '
+                f'<a href="{_e(report)}">full report</a></p>'
+                + (f"<ul>{items}</ul>" if findings else "<p>No findings.</p>")
+                + (
+                    "<details><summary>What this trace cannot show</summary>"
+                    f"<ul>{cannot}</ul></details>"
+                    if cannot
+                    else ""
+                )
+                + "</section>"
+            )
+    return "\n".join(out)
+
+
+def render_example(slug: str) -> str:
+    """A shortened text report (findings, what to try, three evidence rows) of a gallery trace."""
+    for entry in _gallery()["traces"]:
+        if entry["slug"] == slug:
+            lines = [f"== {entry['trace']}"]
+            for i, f in enumerate(entry["findings"], 1):
+                lines.append(
+                    f"{i}. {f['severity'].upper()}: {f['title']} [{f['id']}], "
+                    f"{format_duration_ns(f['cost_ns'])}"
+                )
+                lines.append(f"   Seen:  {f['seen']}")
+                lines.append(f"   Try:   {f['try']}")
+                for r in f["evidence"][:3]:
+                    lines.append(
+                        f"     {format_duration_ns(r['dur'] or 0):>9}  {r['location']}: {r['what']}"
+                    )
+            text = "\n".join(lines)
+            fence = "`" * max(3, max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
+            return f"{fence}text\n{text}\n{fence}"
+    raise PluginError(f"doctor_example({slug!r}): no such trace in the gallery")
+
+
+def render_browser(page_url: str, config: dict) -> str:
+    """The "check in your browser" widget, with the doctor's plan for the Perfetto UI."""
+    origin = config["extra"].get("perfetto_origin", "https://ui.perfetto.dev")
+    return widget_html(origin, _rel(page_url, ".") + "/")
+
+
+def on_files(files: Files, config: dict) -> Files:
+    folder = ARTIFACTS_DIR / GALLERY_DIR
+    if folder.is_dir():
+        for path in sorted(folder.iterdir()):
+            if path.suffix in (".html", ".json"):
+                files.append(
+                    File.generated(
+                        config, f"artifacts/{GALLERY_DIR}/{path.name}", abs_src_path=str(path)
+                    )
+                )
+    return files
+
+
+def _lesson_notes(markdown: str, page: str) -> str:
+    """Under each heading a detector names, a note that links to the detector."""
+    detectors = [d for d in load_detectors() if d.guide_page == page]
+    if not detectors:
+        return markdown
+    lines = markdown.split("\n")
+    out: list[str] = []
+    for line in lines:
+        out.append(line)
+        m = re.match(r"^(#{2,4}) (.+?)(?:\s*\{\s*#([\w-]+)\s*\})?\s*$", line)
+        if not m:
+            continue
+        anchor = m.group(3) or _slug(m.group(2))
+        for det in detectors:
+            if det.guide_anchor == anchor:
+                link = _md_link(page, DOCTOR_PAGE, det.id)
+                out += [
+                    "",
+                    '!!! tip "Check your own trace for this"',
+                    "",
+                    f"    The doctor's detector [`{det.id}`]({link}) looks for this in any trace: "
+                    "`python -m generators.doctor TRACE`.",
+                    "",
+                ]
+    return "\n".join(out)
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:  # type: ignore[no-untyped-def]
+    src = page.file.src_uri
+    markdown = _lesson_notes(markdown, src)
+
+    def fill(m: re.Match[str]) -> str:
+        func, args = m["func"], m["args"].strip()
+        if func == "doctor_detectors":
+            text = render_detectors(src)
+        elif func == "doctor_gallery":
+            text = render_gallery(page.file.url)
+        elif func == "doctor_browser":
+            text = render_browser(page.file.url, config)
+        elif func == "doctor_example":
+            text = render_example(args.strip("'\""))
+        else:
+            raise PluginError(f"{src}: unknown placeholder {m[0].strip()}")
+        indent = m["indent"]
+        return "\n".join(indent + line if line else "" for line in text.split("\n"))
+
+    try:
+        return PLACEHOLDER.sub(fill, markdown)
+    except (PluginError, OSError, ValueError) as exc:
+        raise PluginError(f"{src}: {exc}") from exc

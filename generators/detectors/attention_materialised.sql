@@ -1,0 +1,86 @@
+-- id: attention-materialised
+-- title: Attention that writes the whole score matrix
+-- severity: warning
+-- guide: part-3/02-sdpa-backends.md#the-math-backend-the-reference-not-the-fast-path
+-- breakdown: operator
+-- seen: Operators that built a full sequence × sequence score matrix in memory: {count}
+--   ({sum(cost_ns)} of CPU time in them; GPU time launched from them: {sum(gpu_ns)}).
+-- why: Attention written by hand (`softmax(q @ k.T) @ v`) or SDPA's math backend writes the score
+--   matrix, sequence length squared per head, to memory and reads it back several times. A fused
+--   kernel (FlashAttention, memory-efficient or cuDNN attention) keeps it on chip.
+-- try: Call `torch.nn.functional.scaled_dot_product_attention` and let it pick a fused backend:
+--   check the dtype (fp16/bf16), the head dimension, the mask and the device (the math backend is
+--   the fallback when no fused one accepts the inputs); `torch.nn.attention.sdpa_kernel` forces a
+--   backend and raises when it cannot.
+-- after: One `aten::_scaled_dot_product_flash_attention` (or `_efficient_`, `_cudnn_`) operator
+--   per attention call, launching one attention kernel, and no `aten::softmax` on a
+--   sequence × sequence tensor.
+-- false-positives: A custom attention pattern no fused kernel supports. The math backend is found
+--   by name; hand-written attention by a softmax over a square [..., L, L] input, which needs
+--   input shapes (`record_shapes=True`): it misses attention with different query and key
+--   lengths, can flag a non-attention softmax over a square input, and cannot see attention
+--   that torch.compile fused into generated kernels.
+INCLUDE PERFETTO MODULE guide.kineto;
+INCLUDE PERFETTO MODULE guide.windows;
+
+WITH
+  op AS MATERIALIZED (
+    SELECT s.id, s.ts, s.dur, s.name, t.name AS thread_name, t.tid, s.arg_set_id
+    FROM slice AS s
+    LEFT JOIN thread_track AS tt ON tt.id = s.track_id
+    LEFT JOIN thread AS t USING (utid)
+    WHERE s.category = 'cpu_op'
+      AND s.name IN ('aten::_scaled_dot_product_attention_math', 'aten::softmax', 'aten::_softmax')
+  ),
+  -- The first input's last two sizes (the importer flattens `Input Dims` into one arg per size:
+  -- `args.Input Dims[0][3]`).
+  last_two AS (
+    SELECT
+      op.id,
+      (SELECT GROUP_CONCAT(int_value, ', ') FROM (
+        SELECT a.int_value FROM args AS a
+        WHERE a.arg_set_id = op.arg_set_id AND a.key LIKE 'args.Input Dims[0][%'
+        ORDER BY CAST(regexp_extract(a.key, '\]\[([0-9]+)\]$') AS INT)
+      )) AS dims,
+      (SELECT a.int_value FROM args AS a
+        WHERE a.arg_set_id = op.arg_set_id AND a.key LIKE 'args.Input Dims[0][%'
+        ORDER BY CAST(regexp_extract(a.key, '\]\[([0-9]+)\]$') AS INT) DESC LIMIT 1) AS last,
+      (SELECT a.int_value FROM args AS a
+        WHERE a.arg_set_id = op.arg_set_id AND a.key LIKE 'args.Input Dims[0][%'
+        ORDER BY CAST(regexp_extract(a.key, '\]\[([0-9]+)\]$') AS INT) DESC LIMIT 1 OFFSET 1)
+        AS second_last
+    FROM op
+  ),
+  -- The math backend, and any softmax over a [..., L, L] input with L of at least 64 that is
+  -- not already inside the math backend or another softmax (each counted once, as itself).
+  scores AS (
+    SELECT op.id, op.ts, op.dur, op.name, op.thread_name, op.tid, '[' || l.dims || ']' AS dims
+    FROM op JOIN last_two AS l USING (id)
+    WHERE op.name = 'aten::_scaled_dot_product_attention_math'
+      OR (
+        l.last >= 64 AND l.last = l.second_last
+        AND NOT EXISTS (
+          SELECT 1 FROM ancestor_slice(op.id) AS a
+          WHERE a.name IN ('aten::_scaled_dot_product_attention_math', 'aten::softmax')
+        )
+      )
+  ),
+  gpu AS (
+    SELECT sc.id, SUM(g.dur) AS gpu_ns
+    FROM scores AS sc
+    JOIN descendant_slice(sc.id) AS d
+    JOIN guide_kineto_launch_link AS ll ON ll.launch_id = d.id
+    JOIN guide_kineto_gpu_activity AS g ON g.id = ll.gpu_id
+    GROUP BY sc.id
+  )
+SELECT
+  sc.ts,
+  sc.dur,
+  COALESCE(sc.thread_name, 'thread ' || sc.tid) AS location,
+  sc.name || IIF(sc.dims IS NULL, '', ' ' || sc.dims) AS what,
+  sc.dur AS cost_ns,
+  IIF(EXISTS (SELECT 1 FROM guide_kineto_gpu_activity), COALESCE(gpu.gpu_ns, 0), NULL) AS gpu_ns,
+  sc.name AS operator
+FROM scores AS sc
+LEFT JOIN gpu USING (id)
+ORDER BY gpu_ns DESC, sc.dur DESC

@@ -1,0 +1,51 @@
+-- id: comm-exposed
+-- title: Communication kernels that no compute overlaps
+-- severity: warning
+-- param: exposed_pct_min = 30  Reported when at least this share (%) of the communication kernels' time has no compute kernel running beside it.
+-- needs: gpu
+-- guide: check-your-trace.md#comm-exposed
+-- seen: Communication kernels: {count}, {sum(comm_ns)} in all, of which {sum(cost_ns)} with
+--   no compute kernel running on the same GPU ({first(exposed_pct)}).
+-- why: Gradient all-reduces (NCCL/RCCL kernels) should run while the backward computes the next
+--   gradients. Time when only communication runs is time the GPU's compute units wait for the
+--   network.
+-- try: Let DDP or FSDP overlap them: avoid synchronising between the backward and the optimizer,
+--   tune `bucket_cap_mb`, check that communication runs on its own stream, and that nothing in
+--   the backward forces an early wait.
+-- after: The communication kernels sit under compute kernels on another stream of the same GPU.
+-- false-positives: The last bucket of a backward, which has nothing left to overlap with. A
+--   communication kernel's time includes waiting for the slowest rank to arrive, so exposed
+--   time can be another GPU's lateness rather than this one's missing overlap.
+INCLUDE PERFETTO MODULE guide.kineto;
+INCLUDE PERFETTO MODULE guide.windows;
+
+WITH
+  kernel AS MATERIALIZED (
+    SELECT id, ts, dur, name, device, stream,
+      (lower(name) GLOB '*nccl*' OR lower(name) GLOB '*rccl*') AS comm
+    FROM guide_kineto_gpu_activity
+    WHERE category = 'kernel'
+  ),
+  comm AS MATERIALIZED (SELECT * FROM kernel WHERE comm),
+  overlap AS (
+    SELECT c.id AS group_id, MAX(k.ts, c.ts) AS ts, MIN(k.ts + k.dur, c.ts + c.dur) - MAX(k.ts, c.ts) AS dur
+    FROM comm AS c
+    JOIN kernel AS k ON k.device = c.device AND NOT k.comm AND k.ts < c.ts + c.dur AND k.ts + k.dur > c.ts
+  ),
+  covered AS (SELECT * FROM guide_windows_union!(overlap)),
+  per_comm AS MATERIALIZED (
+    SELECT c.*, c.dur - COALESCE(cv.busy_ns, 0) AS exposed_ns
+    FROM comm AS c LEFT JOIN covered AS cv ON cv.group_id = c.id
+  ),
+  total AS (SELECT SUM(dur) AS comm_ns, SUM(exposed_ns) AS exposed_ns FROM per_comm)
+SELECT
+  p.ts,
+  p.dur,
+  'GPU ' || p.device || ', stream ' || p.stream AS location,
+  p.name AS what,
+  p.exposed_ns AS cost_ns,
+  p.dur AS comm_ns,
+  100.0 * total.exposed_ns / total.comm_ns AS exposed_pct
+FROM per_comm AS p, total
+WHERE total.comm_ns > 0 AND 100.0 * total.exposed_ns / total.comm_ns >= {{exposed_pct_min}}
+ORDER BY p.exposed_ns DESC

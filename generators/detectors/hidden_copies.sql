@@ -1,0 +1,74 @@
+-- id: hidden-copies
+-- title: Device copies made inside other operators
+-- severity: warning
+-- param: copy_pct_min = 2  Reported when these copies take at least this share (%) of the GPU's busy time in the loop.
+-- needs: gpu, flows
+-- guide: part-3/01-attention.md#the-hidden-copy-and-the-one-character-fix
+-- breakdown: operator
+-- seen: Device copies inside operators that are not copies themselves: {count}, {sum(cost_ns)}
+--   of GPU time ({first(copy_pct)} of the GPU's busy time in the loop).
+-- why: An out-of-place operator (`masked_fill`, `reshape` of a non-contiguous tensor, a dtype
+--   cast) must leave its input untouched, so it first copies it: a whole extra read and write
+--   of the tensor, hidden under an operator that does not sound like a copy.
+-- try: Use the in-place form where nothing needs the old value (`masked_fill_`, `add_`); keep
+--   tensors contiguous in the layout the next operator wants; cast once, not per step.
+-- after: The `aten::clone → aten::copy_` rows under the operator are gone, with their
+--   `Memcpy DtoD` or copy kernels on the GPU row.
+-- false-positives: A copy the algorithm needs (a KV-cache update, an explicit `.clone()` that
+--   keeps a value for later) shows the same way when a library makes it inside another
+--   operator.
+INCLUDE PERFETTO MODULE guide.kineto;
+INCLUDE PERFETTO MODULE guide.windows;
+
+WITH
+  -- Each aten::copy_ inside the loop, with the outermost operator above it.
+  copy_op AS MATERIALIZED (
+    SELECT
+      s.id,
+      (
+        SELECT a.name FROM ancestor_slice(s.id) AS a
+        WHERE a.category = 'cpu_op' ORDER BY a.depth LIMIT 1
+      ) AS outer_op
+    FROM slice AS s
+    JOIN guide_windows_loop AS w ON s.ts >= w.ts AND s.ts < w.ts + w.dur
+    WHERE s.name = 'aten::copy_' AND s.category = 'cpu_op'
+      -- Only those that launched GPU work themselves (most copies on a GPU trace do).
+      AND s.id IN (
+        SELECT r.parent_id FROM guide_kineto_launch_link AS ll JOIN slice AS r ON r.id = ll.launch_id
+      )
+      -- SDPA's math backend casts to fp32 and back inside: its finding is
+      -- attention-materialised, and the fix is another backend, not an in-place operator.
+      AND NOT EXISTS (
+        SELECT 1 FROM ancestor_slice(s.id) AS a
+        WHERE a.name = 'aten::_scaled_dot_product_attention_math'
+      )
+  ),
+  -- The copies and copy kernels those operators launched directly.
+  hidden AS MATERIALIZED (
+    SELECT g.id, g.ts, g.dur, g.name, g.device, g.stream, c.outer_op
+    FROM copy_op AS c
+    JOIN slice AS r ON r.parent_id = c.id
+    JOIN guide_kineto_launch_link AS ll ON ll.launch_id = r.id
+    JOIN guide_kineto_gpu_activity AS g ON g.id = ll.gpu_id
+    WHERE c.outer_op NOT IN (
+        'aten::copy_', 'aten::clone', 'aten::to', 'aten::_to_copy', 'aten::contiguous',
+        'aten::index_copy_', 'aten::index_put_', 'aten::copy', 'aten::cat'
+      )
+      AND ((g.category = 'gpu_memcpy' AND g.name GLOB '*DtoD*') OR g.category = 'kernel')
+  ),
+  busy AS MATERIALIZED (
+    SELECT SUM(b.busy_ns) AS busy_ns
+    FROM guide_windows_gpu_busy!((SELECT window_id, ts, dur FROM guide_windows_loop)) AS b
+  ),
+  total AS (SELECT SUM(dur) AS copy_ns FROM hidden)
+SELECT
+  hidden.ts,
+  hidden.dur,
+  'GPU ' || hidden.device || ', stream ' || hidden.stream AS location,
+  hidden.name || ' under ' || hidden.outer_op AS what,
+  hidden.dur AS cost_ns,
+  hidden.outer_op AS operator,
+  100.0 * total.copy_ns / busy.busy_ns AS copy_pct
+FROM hidden, busy, total
+WHERE busy.busy_ns > 0 AND 100.0 * total.copy_ns / busy.busy_ns >= {{copy_pct_min}}
+ORDER BY hidden.dur DESC

@@ -1,0 +1,60 @@
+-- id: launch-bound
+-- title: Kernels shorter than the launches that issued them
+-- severity: warning
+-- param: short_pct_min = 50  Reported when at least this share (%) of the loop's kernels ran for less time than their launch call took.
+-- needs: gpu, flows
+-- guide: part-1/02-cpu-and-gpu-lanes.md#one-step-both-lanes
+-- breakdown: kernel
+-- seen: Kernels that ran for less time than the CPU took to launch them: {count} of the
+--   loop's {first(kernels)} ({first(short_pct)}); their launch calls took {sum(cost_ns)}, the
+--   kernels {sum(kernel_ns)}.
+-- why: A kernel that finishes before the next launch call returns leaves the GPU waiting for
+--   the CPU: the loop runs at the speed of launching, whatever the GPU can do. Many small
+--   kernels in a loop are the typical pattern of small batches, decode steps and unfused
+--   elementwise code.
+-- try: Capture the loop in a CUDA graph (one launch replays all kernels:
+--   `torch.compile(mode="reduce-overhead")` or `torch.cuda.graphs`), fuse kernels with
+--   `torch.compile`, or give each kernel more work (a larger batch).
+-- after: Under a CUDA graph the CPU row shows one `cudaGraphLaunch` per step instead of one
+--   launch per kernel; after fusion, fewer and longer kernels.
+-- false-positives: Short kernels that overlap other work (the GPU stays busy anyway): read the
+--   busy share (overhead-bound-steps) before acting. Launches stalled by the profiler's own
+--   `Activity Buffer Request` and kernels replayed from a CUDA graph are left out.
+INCLUDE PERFETTO MODULE guide.kineto;
+INCLUDE PERFETTO MODULE guide.windows;
+
+WITH
+  -- CUPTI's buffer requests stall the launch they happen in: not the code's cost.
+  stall AS MATERIALIZED (SELECT ts, ts + dur AS end_ts FROM slice WHERE name = 'Activity Buffer Request'),
+  launched AS MATERIALIZED (
+    SELECT g.id, g.ts AS gpu_ts, g.dur AS kernel_ns, g.name,
+      r.ts, r.dur AS launch_ns, r.name AS launch_name, r.track_id
+    FROM guide_kineto_launch_link AS ll
+    JOIN slice AS g ON g.id = ll.gpu_id
+    JOIN slice AS r ON r.id = ll.launch_id
+    JOIN guide_windows_loop AS w ON r.ts >= w.ts AND r.ts < w.ts + w.dur
+    WHERE g.category = 'kernel'
+      -- A graph launch replays many kernels; each is not compared with the whole launch.
+      AND r.name NOT GLOB '*GraphLaunch*'
+      AND NOT EXISTS (SELECT 1 FROM stall WHERE stall.ts < r.ts + r.dur AND stall.end_ts > r.ts)
+  ),
+  total AS (
+    SELECT COUNT(*) AS kernels, SUM(kernel_ns < launch_ns) AS short FROM launched
+  )
+SELECT
+  l.ts,
+  l.launch_ns AS dur,
+  COALESCE(t.name, 'thread ' || t.tid) AS location,
+  l.launch_name || ' ' || printf('%.1f', l.launch_ns / 1e3) || ' µs → ' || l.name || ' '
+    || printf('%.1f', l.kernel_ns / 1e3) || ' µs' AS what,
+  l.launch_ns AS cost_ns,
+  l.kernel_ns,
+  l.name AS kernel,
+  total.kernels,
+  100.0 * total.short / total.kernels AS short_pct
+FROM launched AS l
+LEFT JOIN thread_track AS tt ON tt.id = l.track_id
+LEFT JOIN thread AS t USING (utid), total
+WHERE l.kernel_ns < l.launch_ns AND total.kernels > 0
+  AND 100.0 * total.short / total.kernels >= {{short_pct_min}}
+ORDER BY l.launch_ns DESC

@@ -1,0 +1,47 @@
+-- id: optimizer-single-tensor
+-- title: An optimizer that updates one tensor at a time
+-- severity: warning
+-- param: ops_min = 20  Reported when one optimizer step runs at least this many operators and none of them is a foreach or fused one.
+-- guide: part-5/02-optimizer-and-data.md#the-optimizer-step
+-- seen: Optimizer steps that ran parameter by parameter: {count}, with up to
+--   {max(operators)} operators each and {sum(cost_ns)} of CPU time in all.
+-- why: The single-tensor implementation runs a handful of small operators per parameter (each a
+--   kernel launch on a GPU), so a model with hundreds of parameters launches thousands of tiny
+--   kernels per step. The `foreach` implementation batches them into a few `multi_tensor_apply`
+--   kernels, the fused one into one kernel per group.
+-- try: `torch.optim.AdamW(params, foreach=True)`, which PyTorch already picks by default on
+--   CUDA when every parameter is a CUDA tensor, or `fused=True` (off by default; CUDA, and CPU
+--   since PyTorch 2.4).
+-- after: Under `Optimizer.step#…` a few `aten::_foreach_*` operators (or `aten::_fused_adamw_`)
+--   instead of a long run of `aten::mul_`, `aten::add_`, `aten::addcdiv_` per parameter.
+-- false-positives: A model with very few parameters, where the loop is short anyway; an
+--   optimizer without foreach or fused versions.
+INCLUDE PERFETTO MODULE guide.windows;
+
+WITH
+  opt AS MATERIALIZED (
+    SELECT s.id, s.ts, s.dur, s.name, s.track_id
+    FROM slice AS s
+    WHERE s.name GLOB 'Optimizer.step#*' AND s.category IS NOT 'gpu_user_annotation'
+  ),
+  inside AS (
+    SELECT o.id, COUNT(*) AS operators,
+      SUM(d.name GLOB 'aten::_foreach_*' OR d.name GLOB 'aten::_fused_*') AS batched
+    FROM opt AS o
+    JOIN descendant_slice(o.id) AS d
+    WHERE d.category = 'cpu_op'
+    GROUP BY o.id
+  )
+SELECT
+  o.ts,
+  o.dur,
+  COALESCE(t.name, 'thread ' || t.tid) AS location,
+  o.name || ': ' || i.operators || ' operators, none foreach or fused' AS what,
+  o.dur AS cost_ns,
+  i.operators
+FROM opt AS o
+JOIN inside AS i USING (id)
+LEFT JOIN thread_track AS tt ON tt.id = o.track_id
+LEFT JOIN thread AS t USING (utid)
+WHERE i.batched = 0 AND i.operators >= {{ops_min}}
+ORDER BY o.dur DESC

@@ -1,0 +1,59 @@
+-- id: overhead-bound-steps
+-- title: Steps the CPU could not keep the GPU busy in
+-- severity: warning
+-- param: busy_pct_max = 50  A step whose GPU busy share is below this (%) is reported.
+-- needs: gpu, steps
+-- guide: part-4/02-decode-step.md#why-decode-on-a-gpu-is-overhead-bound-at-batch-1
+-- seen: Profiled steps in which the GPU was busy less than {busy_pct_max} % of the time:
+--   {count} (lowest {min(busy_pct)}; GPU idle in those steps: {sum(cost_ns)}). The CPU spent
+--   {sum(launch_ns)} in launch calls ({sum(launches)}) in those steps.
+-- why: The GPU sat idle for most of the step although the work the step launched had finished
+--   before the step ended: the GPU was waiting for the CPU (Python, operator dispatch, kernel
+--   launches), so the CPU set the step's length. A faster kernel would not shorten such a step.
+-- try: Give the GPU more work per launch (a larger batch, fused operations), or cut the CPU's
+--   share: torch.compile, CUDA graphs (mode="reduce-overhead"), less Python per step.
+-- after: The GPU row of each step fills up: fewer, longer kernels with short gaps between them,
+--   and the step's length follows the GPU's work.
+-- false-positives: A step that waits on purpose (data loading, logging, evaluation) or the cold
+--   first step of a capture (see profiler-artefacts). A step whose launched work was still
+--   running when it ended is not reported: there the GPU is behind, not starved.
+INCLUDE PERFETTO MODULE guide.windows;
+INCLUDE PERFETTO MODULE guide.kineto;
+
+WITH
+  step AS (SELECT window_id, step, ts, dur, location FROM guide_windows_loop WHERE step IS NOT NULL),
+  busy AS (SELECT * FROM guide_windows_gpu_busy!((SELECT window_id, ts, dur FROM step))),
+  launch AS (
+    SELECT st.window_id, COUNT(*) AS launches, SUM(r.dur) AS launch_ns
+    FROM step AS st
+    JOIN guide_kineto_runtime_call AS r ON r.ts >= st.ts AND r.ts < st.ts + st.dur
+    WHERE r.id IN (SELECT launch_id FROM guide_kineto_launch_link)
+    GROUP BY st.window_id
+  ),
+  -- When the GPU finished the work each step launched.
+  drained AS (
+    SELECT st.window_id, MAX(g.ts + g.dur) AS work_end
+    FROM step AS st
+    JOIN guide_kineto_runtime_call AS r ON r.ts >= st.ts AND r.ts < st.ts + st.dur
+    JOIN guide_kineto_launch_link AS ll ON ll.launch_id = r.id
+    JOIN guide_kineto_gpu_activity AS g ON g.id = ll.gpu_id
+    GROUP BY st.window_id
+  )
+SELECT
+  st.ts,
+  st.dur,
+  st.location,
+  'ProfilerStep#' || st.step || ': GPU busy ' || printf('%.1f', 100.0 * b.busy_ns / st.dur)
+    || ' % of the step' AS what,
+  st.dur - b.busy_ns AS cost_ns,
+  100.0 * b.busy_ns / st.dur AS busy_pct,
+  COALESCE(l.launches, 0) AS launches,
+  COALESCE(l.launch_ns, 0) AS launch_ns
+FROM step AS st
+JOIN busy AS b USING (window_id)
+LEFT JOIN launch AS l USING (window_id)
+LEFT JOIN drained AS d USING (window_id)
+WHERE b.busy_ns IS NOT NULL AND st.dur > 0
+  AND COALESCE(d.work_end, st.ts) <= st.ts + st.dur
+  AND 100.0 * b.busy_ns / st.dur < {{busy_pct_max}}
+ORDER BY cost_ns DESC

@@ -1,0 +1,175 @@
+"""Check your own trace: ``python -m generators.doctor TRACE [TRACE ...]``.
+
+Opens each Kineto trace (``.json`` or ``.json.gz``) with the project's trace processor, runs the
+guide's detectors (``generators/detectors/*.sql``) and prints what they found, most costly first:
+what was seen, why it matters, what to try, the guide's page on it, and the evidence.
+
+Exit codes: 0 nothing at or above ``--fail-on`` (or no ``--fail-on``); 1 a finding at or above
+``--fail-on``; 2 a trace could not be read, or the command line was wrong.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from generators import env
+from generators.doctor.detectors import SEVERITIES, DetectorError, load_detectors
+from generators.doctor.examine import Report, examine
+from generators.doctor.render import (
+    DEFAULT_PERFETTO_ORIGIN,
+    EXIT_CODES,
+    RENDERERS,
+    render_html,
+)
+from generators.store import atomic_write_text
+from generators.tp import TraceOpenError, close_engines, open_trace
+from generators.tp_engine import EngineError
+
+#: Where the guide's links point unless --guide-url or the published site's address
+#: (``PROFILING_GUIDE_SITE_URL``, see generators/env.py) says otherwise: the site `make serve` runs.
+LOCAL_GUIDE_URL = "http://127.0.0.1:8000/"
+
+
+def _parse_set(values: list[str], known: dict[str, set[str]]) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for item in values:
+        key, eq, number = item.partition("=")
+        det, dot, param = key.partition(".")
+        if not (eq and dot) or det not in known or param not in known[det]:
+            raise ValueError(f"--set {item!r}: expected DETECTOR.PARAM=NUMBER (see --list)")
+        try:
+            out.setdefault(det, {})[param] = float(number) if "." in number else int(number)
+        except ValueError:
+            raise ValueError(f"--set {item!r}: {number!r} is not a number") from None
+    return out
+
+
+def _list(detectors) -> str:
+    lines = []
+    for d in detectors:
+        lines.append(f"{d.id:26} {d.severity:8} {d.title}")
+        for p in d.params:
+            lines.append(f"{'':26} {p.name} = {p.value}: {p.doc}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m generators.doctor",
+        description=__doc__.split("\n\n")[1].replace("\n", " "),
+        epilog="exit codes: " + "; ".join(f"{k}: {v}" for k, v in EXIT_CODES.items()),
+    )
+    parser.add_argument("traces", nargs="*", type=Path, metavar="TRACE")
+    parser.add_argument("--format", choices=[*RENDERERS, "html"], default="text")
+    parser.add_argument("-o", "--output", type=Path, help="write the report to this file")
+    parser.add_argument("--fail-on", choices=["warning", "error"], help="exit 1 on such findings")
+    parser.add_argument("--only", help="comma-separated detector ids to run")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="DETECTOR.PARAM=N", help="change a threshold"
+    )
+    parser.add_argument("--list", action="store_true", help="list the detectors and thresholds")
+    parser.add_argument(
+        "--guide-url",
+        default=env.SITE_URL.get() or LOCAL_GUIDE_URL,
+        help=f"base URL of the guide for links (default: ${env.SITE_URL.name}, else "
+        f"{LOCAL_GUIDE_URL})",
+    )
+    parser.add_argument("--perfetto-origin", default=DEFAULT_PERFETTO_ORIGIN)
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    parser.add_argument("--tp-bin", help="native trace_processor_shell to use")
+    parser.add_argument("--engine", choices=["auto", "native", "wasm"], default=None)
+    args = parser.parse_args(argv)
+    # The trace processor's own warnings (dropped events) are in the report's "cannot show".
+    logging.getLogger("generators.tp").setLevel(logging.ERROR)
+
+    try:
+        detectors = load_detectors()
+    except DetectorError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if args.list:
+        sys.stdout.write(_list(detectors))
+        return 0
+    if not args.traces:
+        parser.print_usage(sys.stderr)
+        print("error: name at least one trace", file=sys.stderr)
+        return 2
+    if args.only:
+        wanted = [w.strip() for w in args.only.split(",") if w.strip()]
+        unknown = sorted(set(wanted) - {d.id for d in detectors})
+        if unknown:
+            print(f"error: unknown detector {', '.join(unknown)} (see --list)", file=sys.stderr)
+            return 2
+        detectors = [d for d in detectors if d.id in wanted]
+    try:
+        overrides = _parse_set(args.set, {d.id: {p.name for p in d.params} for d in detectors})
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+    tty = sys.stderr.isatty()
+
+    def progress(message: str, *, detail: bool = False) -> None:
+        """One line per trace; on a terminal also each detector, overwriting one line."""
+        if args.quiet or (detail and not tty):
+            return
+        if detail:
+            print(f"\r\033[Kdoctor: {message}", end="", file=sys.stderr, flush=True)
+        else:
+            print(f"{chr(13) if tty else ''}doctor: {message}", file=sys.stderr, flush=True)
+
+    reports: list[Report] = []
+    failed = False
+    try:
+        for n, path in enumerate(args.traces, 1):
+            size = path.stat().st_size if path.is_file() else 0
+            progress(f"[{n}/{len(args.traces)}] loading {path} ({size / 1e6:.1f} MB)")
+            try:
+                with open_trace(path, bin_path=args.tp_bin, engine=args.engine) as tp:
+                    report = examine(
+                        tp,
+                        path,
+                        detectors,
+                        overrides=overrides,
+                        progress=lambda m, n=n: progress(
+                            f"[{n}/{len(args.traces)}] {m}", detail=True
+                        ),
+                    )
+            except (TraceOpenError, EngineError) as e:
+                print(f"error: {e}", file=sys.stderr)
+                failed = True
+                continue
+            report.key = f"t{n}"
+            reports.append(report)
+            progress(
+                f"[{n}/{len(args.traces)}] findings: {len(report.findings)}, {report.seconds:.1f} s"
+            )
+    finally:
+        close_engines()
+
+    if reports:
+        if args.format == "html":
+            text = render_html(reports, args.guide_url, args.perfetto_origin)
+        else:
+            text = RENDERERS[args.format](reports, args.guide_url)
+        if args.output:
+            atomic_write_text(args.output, text)
+            progress(f"report written to {args.output}")
+        else:
+            sys.stdout.write(text)
+    if failed:
+        return 2
+    if args.fail_on:
+        threshold = SEVERITIES.index(args.fail_on)
+        worst = [SEVERITIES.index(r.worst()) for r in reports if r.worst()]
+        if worst and max(worst) >= threshold:
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

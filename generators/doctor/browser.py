@@ -1,0 +1,134 @@
+"""The doctor inside the Perfetto UI: the plan a web page turns into Perfetto startup commands.
+
+The Perfetto UI runs its own trace processor in the browser, with none of this project's SQL
+modules, and runs "startup commands" once a trace has loaded (Perfetto's stable automation
+commands). :func:`browser_plan` gathers, from the detector files and the modules they include,
+what the page needs: the module definitions in dependency order (``INCLUDE`` lines dropped, since
+everything is defined once up front) and each detector's query with its default thresholds. The
+page (``docs/javascripts/doctor-browser.js``) adds the one table that comes from the trace file
+itself (``guide_trace_device``, from its ``deviceProperties``) and builds the commands:
+
+1. ``dev.perfetto.RunQuery``: the module definitions;
+2. ``dev.perfetto.AddDebugSliceTrackWithPivot``: every detector's evidence in one query, pivoted
+   on the finding, so each detector that found something gets a pinned track named after it
+   (and a detector that found nothing, none);
+3. ``dev.perfetto.RunQueryAndShowTab``: one row per finding with its evidence count, time and
+   the guide's page on it;
+4. ``dev.perfetto.ExpandTracksByRegex``: every track group open.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from generators.doctor.detectors import Detector, load_detectors
+from generators.sql_sources import SQL_DIR
+
+#: Stands for the guide's root URL in the summary's links; the page puts its own in.
+ROOT_TOKEN = "@@GUIDE_ROOT@@/"
+_INCLUDE = re.compile(r"^INCLUDE PERFETTO MODULE guide\.([\w.]+);\s*$", re.M)
+
+
+def _without_includes(sql: str) -> str:
+    return _INCLUDE.sub("", sql).strip()
+
+
+def module_closure(detectors: list[Detector], sql_dir: Path = SQL_DIR) -> list[str]:
+    """The ``guide`` modules the detectors include, with their own includes, dependencies first."""
+    order: list[str] = []
+
+    def visit(name: str, stack: tuple[str, ...] = ()) -> None:
+        if name in order:
+            return
+        if name in stack:
+            raise ValueError(f"modules include each other: {' -> '.join((*stack, name))}")
+        text = (sql_dir / f"{name.replace('.', '/')}.sql").read_text(encoding="utf-8")
+        for dep in _INCLUDE.findall(text):
+            visit(dep, (*stack, name))
+        order.append(name)
+
+    for det in detectors:
+        for name in _INCLUDE.findall(det.body):
+            visit(name)
+    # The doctor's facts need the hardware module; keep it even if no detector includes it.
+    return order
+
+
+def _sql_text(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def evidence_query(detectors: list[Detector]) -> str:
+    """Every detector's evidence rows in one query: ts, dur, name (the row's `what`) and
+    finding (the detector's title, the pivot: one track per detector that found something)."""
+    parts = [
+        f"SELECT ts, dur, what AS name, {_sql_text(d.title)} AS finding, "
+        f"{_sql_text(d.id)} AS detector FROM (\n{_without_includes(d.sql())}\n)"
+        for d in detectors
+    ]
+    return (
+        "SELECT ts, MAX(dur, 0) AS dur, name, finding, detector FROM (\n"
+        + "\nUNION ALL\n".join(parts)
+        + "\n) WHERE ts IS NOT NULL"
+    )
+
+
+def summary_query(detectors: list[Detector], guide_base: str) -> str:
+    """One row per finding: detector, severity, title, evidence rows, time, guide page URL."""
+    from generators.doctor.render import guide_url
+
+    parts = [
+        f"SELECT {_sql_text(d.id)} AS detector, {_sql_text(d.severity)} AS severity, "
+        f"{_sql_text(d.title)} AS finding, COUNT(*) AS evidence_rows, "
+        f"SUM(cost_ns) AS cost_ns, {_sql_text(guide_url(d, guide_base))} AS guide "
+        f"FROM (\n{_without_includes(d.sql())}\n) HAVING COUNT(*) > 0"
+        for d in detectors
+    ]
+    return (
+        "SELECT * FROM (\n"
+        + "\nUNION ALL\n".join(parts)
+        + "\n) ORDER BY severity = 'info', cost_ns DESC"
+    )
+
+
+def widget_html(perfetto_origin: str, guide_root: str) -> str:
+    """The "check in your browser" widget: a file picker (and drop zone) carrying the plan.
+
+    Used by the site's page and by the command line's HTML report; the script that brings it to
+    life is ``docs/javascripts/doctor-browser.js``. ``guide_root`` is the guide's root URL, or
+    a path relative to the page, for the summary's links.
+    """
+    import html
+    import json
+
+    # JSON inside <script>: "</" would end the element, so it is escaped (all our own text).
+    data = json.dumps(browser_plan(ROOT_TOKEN), ensure_ascii=False).replace("</", "<\\/")
+    return (
+        f'<div class="pg-doctor-browser" data-perfetto-origin="{html.escape(perfetto_origin)}" '
+        f'data-guide-root="{html.escape(guide_root)}">\n'
+        f'<script type="application/json" class="pg-doctor-browser__plan">{data}</script>\n'
+        '<label class="pg-doctor-browser__drop">'
+        "<strong>Choose a trace</strong> (<code>.json</code> or <code>.json.gz</code>), "
+        "or drop it here "
+        '<input type="file" class="pg-doctor-browser__file" accept=".json,.gz"></label>\n'
+        '<p class="pg-doctor-browser__status" role="status" hidden></p>\n'
+        "</div>"
+    )
+
+
+def browser_plan(guide_base: str, detectors: list[Detector] | None = None) -> dict[str, object]:
+    """What the browser page needs to build its Perfetto startup commands (JSON-ready)."""
+    detectors = detectors if detectors is not None else load_detectors()
+    modules = module_closure(detectors)
+    definitions = "\n\n".join(
+        _without_includes((SQL_DIR / f"{m.replace('.', '/')}.sql").read_text(encoding="utf-8"))
+        for m in modules
+    )
+    return {
+        "modules": modules,
+        "definitions": definitions,
+        "evidence": evidence_query(detectors),
+        "summary": summary_query(detectors, guide_base),
+        "detectors": [{"id": d.id, "title": d.title, "severity": d.severity} for d in detectors],
+    }

@@ -1,0 +1,234 @@
+"""Detectors: one PerfettoSQL file per lesson of the guide, read from ``generators/detectors/``.
+
+A detector file is a header of ``-- key: value`` comment lines (a value continues on lines that
+start with ``--`` and two more spaces), then one ``SELECT`` (after any ``INCLUDE PERFETTO
+MODULE`` lines) over the trace processor's tables and the ``guide.*`` modules. Each row the
+``SELECT`` returns is one piece of evidence; no row means the detector stays silent. Keys:
+
+``id``, ``title``, ``severity`` (``info``, ``warning`` or ``error``)
+    What the finding is called and how serious it is.
+``param`` (repeatable): ``name = value  what it means``
+    A threshold. The body names it as ``{{name}}``; numbers only, substituted before the query
+    runs, so the SQL a report shows is the SQL that ran.
+``needs``: ``gpu``, ``flows``, ``shapes``, ``steps``, ``device`` (comma separated)
+    What the trace must hold for the detector to run; when it does not, the report says so
+    instead of staying silent.
+``guide``: ``part-N/NN-page.md#anchor``
+    The page and section that teach the lesson.
+``seen``, ``why``, ``try``, ``after``, ``false-positives``
+    The finding's prose. ``seen`` is a template over the evidence rows: ``{count}``, a
+    parameter ``{name}``, or ``{sum(col)}``, ``{min(col)}``, ``{max(col)}``, ``{first(col)}``,
+    formatted by the column's unit suffix (``generators/units.py``).
+``breakdown``: a column
+    The report totals ``cost_ns`` by that column's values.
+
+Every row has the columns ``ts``, ``dur`` (the moment to open in Perfetto), ``location`` (thread
+or stream), ``what`` and ``cost_ns`` (the time the row accounts for, which ranks findings). A row
+whose ``evidence`` column is 0 counts in the totals but is not listed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DETECTORS_DIR = Path(__file__).resolve().parent.parent / "detectors"
+SEVERITIES = ("info", "warning", "error")
+NEEDS = ("gpu", "flows", "shapes", "steps", "device")
+EVIDENCE_COLUMNS = ("ts", "dur", "location", "what", "cost_ns")
+
+_HEADER = re.compile(r"^-- ([a-z-]+): ?(.*)$")
+_CONTINUATION = re.compile(r"^--   (.*)$")
+_PARAM = re.compile(r"^(\w+)\s*=\s*(-?[0-9]+(?:\.[0-9]+)?)\s+(.+)$")
+_PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
+_TEMPLATE = re.compile(r"\{(?:(sum|min|max|first)\((\w+)\)|(\w+))\}")
+KEYS = {
+    "id",
+    "title",
+    "severity",
+    "param",
+    "needs",
+    "guide",
+    "seen",
+    "why",
+    "try",
+    "after",
+    "false-positives",
+    "breakdown",
+}
+REQUIRED = ("id", "title", "severity", "guide", "seen", "why", "try", "after", "false-positives")
+
+
+class DetectorError(ValueError):
+    """A detector file that breaks the format; the message names the file."""
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    value: float | int
+    doc: str
+
+    @property
+    def text(self) -> str:
+        return str(self.value)
+
+
+@dataclass(frozen=True)
+class Detector:
+    id: str
+    title: str
+    severity: str
+    guide: str
+    seen: str
+    why: str
+    try_: str
+    after: str
+    false_positives: str
+    path: Path
+    body: str
+    params: tuple[Param, ...] = ()
+    needs: tuple[str, ...] = ()
+    breakdown: str | None = None
+    header: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def anchor(self) -> str:
+        """The anchor of this detector's section on the "Check your own trace" page."""
+        return self.id
+
+    @property
+    def guide_page(self) -> str:
+        return self.guide.partition("#")[0]
+
+    @property
+    def guide_anchor(self) -> str:
+        return self.guide.partition("#")[2]
+
+    def sql(self, overrides: dict[str, float] | None = None) -> str:
+        """The query with its parameters filled in: the SQL that runs, as a report shows it."""
+        values = {p.name: p.value for p in self.params}
+        for name, value in (overrides or {}).items():
+            if name not in values:
+                raise DetectorError(f"{self.id} has no parameter {name!r}")
+            values[name] = value
+
+        def fill(m: re.Match[str]) -> str:
+            return str(values[m.group(1)])
+
+        return _PLACEHOLDER.sub(fill, self.body)
+
+
+def _parse_header(path: Path, text: str) -> tuple[dict[str, list[str]], str]:
+    fields: dict[str, list[str]] = {}
+    lines = text.splitlines()
+    key: str | None = None
+    i = 0
+    for i, line in enumerate(lines):  # noqa: B007 (i is the body's first line after the loop)
+        if m := _HEADER.match(line):
+            key = m.group(1)
+            if key not in KEYS:
+                raise DetectorError(f"{path.name}: unknown header key {key!r}")
+            fields.setdefault(key, []).append(m.group(2).strip())
+        elif (m := _CONTINUATION.match(line)) and key is not None:
+            fields[key][-1] += " " + m.group(1).strip()
+        else:
+            break
+    return fields, "\n".join(lines[i:]).strip() + "\n"
+
+
+def parse_detector(path: Path) -> Detector:
+    """Read one detector file; raises :class:`DetectorError` naming the file when it is wrong."""
+    fields, body = _parse_header(path, path.read_text(encoding="utf-8"))
+    for key in REQUIRED:
+        if key not in fields:
+            raise DetectorError(f"{path.name}: header has no {key!r}")
+    for key, values in fields.items():
+        if key != "param" and len(values) > 1:
+            raise DetectorError(f"{path.name}: {key!r} given twice")
+    one = {k: v[0] for k, v in fields.items() if k != "param"}
+    if one["id"] != path.stem.replace("_", "-"):
+        raise DetectorError(
+            f"{path.name}: id {one['id']!r} should be {path.stem.replace('_', '-')!r}"
+        )
+    if one["severity"] not in SEVERITIES:
+        raise DetectorError(f"{path.name}: severity must be one of {', '.join(SEVERITIES)}")
+    params = []
+    for raw in fields.get("param", []):
+        m = _PARAM.match(raw)
+        if not m:
+            raise DetectorError(f"{path.name}: param {raw!r} is not 'name = number  meaning'")
+        number = float(m.group(2)) if "." in m.group(2) else int(m.group(2))
+        params.append(Param(m.group(1), number, m.group(3)))
+    needs = tuple(n.strip() for n in one.get("needs", "").split(",") if n.strip())
+    for n in needs:
+        if n not in NEEDS:
+            raise DetectorError(f"{path.name}: unknown need {n!r} (known: {', '.join(NEEDS)})")
+    names = {p.name for p in params}
+    used = set(_PLACEHOLDER.findall(body))
+    if used - names:
+        raise DetectorError(f"{path.name}: the SQL uses undeclared {sorted(used - names)}")
+    if names - used:
+        raise DetectorError(f"{path.name}: parameters never used: {sorted(names - used)}")
+    if "#" not in one["guide"]:
+        raise DetectorError(f"{path.name}: guide must name a page and a section: page.md#anchor")
+    return Detector(
+        id=one["id"],
+        title=one["title"],
+        severity=one["severity"],
+        guide=one["guide"],
+        seen=one["seen"],
+        why=one["why"],
+        try_=one["try"],
+        after=one["after"],
+        false_positives=one["false-positives"],
+        path=path,
+        body=body,
+        params=tuple(params),
+        needs=needs,
+        breakdown=one.get("breakdown"),
+        header=one,
+    )
+
+
+def load_detectors(folder: Path = DETECTORS_DIR) -> list[Detector]:
+    """Every detector in ``folder``, in file-name order."""
+    return [parse_detector(p) for p in sorted(folder.glob("*.sql"))]
+
+
+def template_fields(template: str) -> list[tuple[str | None, str]]:
+    """The placeholders of a ``seen`` template as (aggregate or None, name) pairs."""
+    return [(m.group(1), m.group(2) or m.group(3)) for m in _TEMPLATE.finditer(template)]
+
+
+def render_template(
+    template: str,
+    rows: list[dict[str, object]],
+    params: dict[str, object],
+    fmt,  # (value, column) -> str
+) -> str:
+    """Fill a ``seen`` template from the evidence rows (all rows, listed or not)."""
+
+    def fill(m: re.Match[str]) -> str:
+        agg, col, plain = m.group(1), m.group(2), m.group(3)
+        if plain is not None:
+            if plain == "count":
+                return fmt(len(rows), "count")
+            if plain in params:
+                return str(params[plain])
+            raise DetectorError(f"unknown placeholder {{{plain}}}")
+        values = [r[col] for r in rows if r.get(col) is not None]
+        if agg == "first":
+            value = rows[0].get(col) if rows else None
+        elif not values:
+            value = None
+        elif agg == "sum":
+            value = sum(values)  # type: ignore[arg-type]
+        elif agg == "min":
+            value = min(values)  # type: ignore[type-var]
+        else:
+            value = max(values)  # type: ignore[type-var]
+        return fmt(value, col)
+
+    return _TEMPLATE.sub(fill, template)

@@ -1,0 +1,48 @@
+-- The backward against the forward: GEMM work, where it runs, and the links between them
+-- output: values
+INCLUDE PERFETTO MODULE guide.train;
+
+WITH
+  steps AS (SELECT COUNT(*) AS n FROM guide_kineto_profiler_step),
+  gemm AS (
+    SELECT
+      SUM(IIF(phase = 'forward', flops, 0)) AS fwd_flops,
+      SUM(IIF(phase = 'backward', flops, 0)) AS bwd_flops,
+      SUM(phase = 'forward') AS fwd_gemms,
+      SUM(phase = 'backward') AS bwd_gemms
+    FROM guide_train_gemm
+  ),
+  nodes AS (
+    SELECT s.track_id, s.name
+    FROM guide_kineto_slice AS s
+    WHERE s.name GLOB 'autograd::engine::evaluate_function: *'
+  ),
+  -- The middle profiled step, for the "Open in Perfetto" button.
+  mid AS (
+    SELECT ts, dur FROM guide_kineto_profiler_step ORDER BY step
+    LIMIT 1 OFFSET (SELECT COUNT(*) / 2 FROM guide_kineto_profiler_step)
+  ),
+  links AS (
+    SELECT
+      COUNT(*) AS n,
+      SUM(forward_track_id = backward_track_id) AS same_thread
+    FROM guide_train_fwdbwd
+  )
+SELECT
+  gemm.fwd_gemms * 1.0 / steps.n AS forward_gemms_per_step,
+  gemm.bwd_gemms * 1.0 / steps.n AS backward_gemms_per_step,
+  gemm.fwd_flops / steps.n AS forward_gemm_flops_per_step,
+  gemm.bwd_flops / steps.n AS backward_gemm_flops_per_step,
+  ROUND(gemm.bwd_flops * 1.0 / gemm.fwd_flops, 3) AS backward_over_forward_flops,
+  (SELECT COUNT(*) FROM nodes) * 1.0 / steps.n AS autograd_nodes_per_step,
+  (SELECT COUNT(*) FROM nodes WHERE name GLOB '*AccumulateGrad') * 1.0 / steps.n
+    AS accumulate_grad_per_step,
+  (SELECT COUNT(DISTINCT track_id) FROM nodes) AS backward_threads,
+  (SELECT COUNT(*) FROM nodes
+    WHERE track_id IN (SELECT track_id FROM guide_train_thread WHERE role = 'step')) = 0
+    AS backward_on_own_thread,
+  links.n * 1.0 / steps.n AS fwdbwd_links_per_step,
+  links.n - links.same_thread AS fwdbwd_links_across_threads,
+  mid.ts / 1e9 AS step_start_s,
+  (mid.ts + mid.dur) / 1e9 AS step_end_s
+FROM gemm, steps, links, mid;

@@ -1,0 +1,37 @@
+-- What torch.compile leaves in a training step's trace: compiled regions, graphs, kernels
+-- output: values
+INCLUDE PERFETTO MODULE guide.train;
+INCLUDE PERFETTO MODULE guide.kernel_names;
+
+WITH
+  steps AS (SELECT COUNT(*) AS n FROM guide_kineto_profiler_step),
+  traced AS (SELECT EXISTS (SELECT 1 FROM guide_kineto_gpu_activity) AS yes),
+  -- Inductor's generated kernels: GPU kernels on a GPU trace; on a CPU trace its C++ kernels,
+  -- which record themselves as CPU slices.
+  inductor AS (
+    SELECT s.*
+    FROM guide_kineto_slice AS s, traced
+    WHERE guide_kernel_names_family(s.name) GLOB 'Inductor*'
+      AND s.category = IIF(traced.yes, 'kernel', 'cpu_op')
+  ),
+  -- The middle profiled step, for the "Open in Perfetto" button.
+  mid AS (
+    SELECT ts, dur FROM guide_kineto_profiler_step ORDER BY step
+    LIMIT 1 OFFSET (SELECT COUNT(*) / 2 FROM guide_kineto_profiler_step)
+  )
+SELECT
+  (SELECT COUNT(*) FROM guide_kineto_slice WHERE name GLOB 'Torch-Compiled Region*') * 1.0
+    / steps.n AS compiled_regions,
+  (SELECT COUNT(*) FROM guide_kineto_slice WHERE name = 'CompiledFunction') * 1.0 / steps.n
+    AS forward_graphs,
+  (SELECT COUNT(*) FROM guide_kineto_slice WHERE name = 'CompiledFunctionBackward') * 1.0
+    / steps.n AS backward_graphs,
+  (SELECT COUNT(*) FROM inductor) * 1.0 / steps.n AS inductor_kernels,
+  (SELECT COUNT(DISTINCT name) FROM inductor) AS inductor_kernel_names,
+  (SELECT CAST(SUM(dur) / steps.n AS INT) FROM guide_kineto_slice
+    WHERE name = 'TorchDynamo Cache Lookup') AS guard_ns,
+  (SELECT CAST(SUM(dur) / steps.n AS INT) FROM guide_kineto_slice
+    WHERE name GLOB 'Torch-Compiled Region*') AS compiled_region_ns,
+  mid.ts / 1e9 AS step_start_s,
+  (mid.ts + mid.dur) / 1e9 AS step_end_s
+FROM steps, traced, mid;

@@ -1,0 +1,32 @@
+-- The GEMMs of one training step: forward against backward, element type, time
+-- output: table
+-- columns: phase=Phase, dtype=Element type, gemms=GEMMs per step, gflop=GFLOP per step, cpu_ns=CPU time per step, kernel_ns=Kernel time per step, kernel_name=Longest kernel, math=Math (from the kernel's name)
+-- shown: phase, dtype, gemms, gflop, cpu_ns, kernel_ns, kernel_name, math
+INCLUDE PERFETTO MODULE guide.train;
+INCLUDE PERFETTO MODULE guide.hardware;
+INCLUDE PERFETTO MODULE guide.shapes;
+
+WITH steps AS (SELECT COUNT(*) AS n FROM guide_kineto_profiler_step)
+SELECT
+  g.phase,
+  guide_shapes_dtype_label(g.dtype) AS dtype,
+  COUNT(*) * 1.0 / steps.n AS gemms,
+  ROUND(SUM(g.flops) / 1e9 / steps.n, 4) AS gflop,
+  CAST(SUM(g.dur) / steps.n AS INT) AS cpu_ns,
+  IIF(EXISTS (SELECT 1 FROM guide_kineto_gpu_activity), CAST(SUM(g.kernel_dur) / steps.n AS INT),
+    NULL) AS kernel_ns,
+  (SELECT g2.kernel_name FROM guide_train_gemm AS g2 WHERE g2.phase = g.phase
+    AND g2.dtype = g.dtype ORDER BY g2.kernel_dur DESC LIMIT 1) AS kernel_name,
+  (SELECT
+      CASE guide_hardware_gemm_math(guide_shapes_dtype_label(g2.dtype), g2.kernel_name)
+        WHEN 'fp32' THEN 'fp32 on CUDA cores (FMA)'
+        WHEN 'tf32' THEN 'tf32 on tensor cores'
+        WHEN 'bf16' THEN 'bf16 on tensor cores'
+        WHEN 'fp16' THEN 'fp16 on tensor cores'
+      END
+    FROM guide_train_gemm AS g2
+    WHERE g2.phase = g.phase AND g2.dtype = g.dtype AND g2.kernel_name IS NOT NULL
+    ORDER BY g2.kernel_dur DESC LIMIT 1) AS math
+FROM guide_train_gemm AS g, steps
+GROUP BY g.phase, g.dtype
+ORDER BY guide_train_phase_order(g.phase), g.dtype;

@@ -1,0 +1,50 @@
+-- The optimizer step and zero_grad: operators, launches and time per training step
+-- output: values
+INCLUDE PERFETTO MODULE guide.train;
+
+WITH
+  steps AS (SELECT COUNT(*) AS n FROM guide_kineto_profiler_step),
+  opt AS (SELECT * FROM guide_train_phase_cost WHERE phase = 'optimizer'),
+  zero AS (SELECT * FROM guide_train_phase_cost WHERE phase = 'zero_grad'),
+  opt_gpu AS (
+    SELECT g.* FROM guide_train_phase_gpu AS g JOIN opt ON opt.id = g.phase_id
+  ),
+  zero_op AS (
+    SELECT o.* FROM guide_train_phase_op AS o JOIN zero ON zero.id = o.phase_id
+  ),
+  zero_gpu AS (
+    SELECT g.* FROM guide_train_phase_gpu AS g JOIN zero ON zero.id = g.phase_id
+  )
+SELECT
+  (SELECT substr(name, length('Optimizer.step#') + 1) FROM guide_train_phase
+    WHERE phase = 'optimizer' LIMIT 1) AS optimizer,
+  (SELECT COUNT(*) FROM guide_kineto_slice WHERE name GLOB '*autograd::AccumulateGrad'
+    AND name GLOB 'autograd::engine::evaluate_function: *') * 1.0 / steps.n AS gradients_per_step,
+  (SELECT CAST(SUM(dur) / steps.n AS INT) FROM opt) AS optimizer_cpu_ns,
+  (SELECT SUM(cpu_ops) * 1.0 / steps.n FROM opt) AS optimizer_cpu_ops,
+  (SELECT SUM(top_ops) * 1.0 / steps.n FROM opt) AS optimizer_top_ops,
+  (SELECT SUM(kernels) * 1.0 / steps.n FROM opt) AS optimizer_kernels,
+  IIF(
+    traced.yes,
+    (SELECT COUNT(*) * 1.0 / steps.n FROM opt_gpu WHERE name GLOB '*multi_tensor_apply*'),
+    NULL
+  ) AS optimizer_multi_tensor_kernels,
+  (SELECT CAST(SUM(gpu_ns) / steps.n AS INT) FROM opt) AS optimizer_gpu_ns,
+  (SELECT CAST(SUM(dur) / steps.n AS INT) FROM zero) AS zero_grad_cpu_ns,
+  (SELECT SUM(cpu_ops) * 1.0 / steps.n FROM zero) AS zero_grad_cpu_ops,
+  (SELECT COUNT(*) * 1.0 / steps.n FROM zero_op WHERE name = 'aten::zero_' AND level = 1)
+    AS zero_grad_zero_calls,
+  (SELECT COUNT(*) * 1.0 / steps.n FROM zero_op WHERE name GLOB 'aten::_foreach_zero_*')
+    AS zero_grad_foreach_calls,
+  IIF(traced.yes, (SELECT COUNT(*) * 1.0 / steps.n FROM zero_gpu WHERE category = 'kernel'), NULL)
+    AS zero_grad_kernels,
+  IIF(
+    traced.yes,
+    (SELECT COUNT(*) * 1.0 / steps.n FROM zero_gpu WHERE category = 'gpu_memset'),
+    NULL
+  ) AS zero_grad_memsets,
+  (SELECT CAST(SUM(gpu_ns) / steps.n AS INT) FROM zero) AS zero_grad_gpu_ns,
+  -- The first profiled optimizer step, for the "Open in Perfetto" button.
+  (SELECT ts / 1e9 FROM opt ORDER BY ts LIMIT 1) AS optimizer_start_s,
+  (SELECT (ts + dur) / 1e9 FROM opt ORDER BY ts LIMIT 1) AS optimizer_end_s
+FROM steps, (SELECT EXISTS (SELECT 1 FROM guide_kineto_gpu_activity) AS yes) AS traced;

@@ -1,0 +1,51 @@
+-- One training step, phase by phase: CPU time, share of the step, operators, GPU work launched
+-- output: table
+-- columns: phase=Phase, calls_per_step=Calls per step, cpu_ns=CPU time per step, step_pct=Share of the step (CPU), cpu_ops=CPU ops per step, kernels=Kernels per step, copies=Copies per step, gpu_ns=GPU time per step, gpu_pct=Share of the step's GPU time
+-- shown: phase, cpu_ns, step_pct, cpu_ops, kernels, gpu_ns, gpu_pct
+INCLUDE PERFETTO MODULE guide.train;
+
+WITH
+  steps AS (SELECT COUNT(*) AS n, SUM(dur) AS step_ns FROM guide_kineto_profiler_step),
+  phased AS (
+    SELECT
+      phase,
+      COUNT(*) AS calls,
+      SUM(dur) AS cpu_ns,
+      SUM(cpu_ops) AS cpu_ops,
+      SUM(kernels) AS kernels,
+      SUM(copies) AS copies,
+      SUM(gpu_ns) AS gpu_ns
+    FROM guide_train_phase_cost
+    -- Only the outermost phases: a label nested in another would count twice.
+    WHERE id NOT IN (
+      SELECT inner_p.id FROM guide_train_phase AS inner_p
+      JOIN guide_train_phase AS outer_p
+        ON outer_p.track_id = inner_p.track_id AND outer_p.depth < inner_p.depth
+        AND inner_p.ts >= outer_p.ts AND inner_p.ts < outer_p.ts + outer_p.dur
+    )
+    GROUP BY phase
+  ),
+  rest AS (
+    -- The step's time outside every phase: the loop's own Python, the profiler's step marker.
+    SELECT
+      'rest of the step' AS phase,
+      NULL AS calls,
+      (SELECT step_ns FROM steps) - (SELECT SUM(cpu_ns) FROM phased) AS cpu_ns,
+      NULL AS cpu_ops,
+      NULL AS kernels,
+      NULL AS copies,
+      NULL AS gpu_ns
+  ),
+  all_rows AS (SELECT * FROM phased UNION ALL SELECT * FROM rest)
+SELECT
+  a.phase,
+  a.calls * 1.0 / steps.n AS calls_per_step,
+  CAST(a.cpu_ns / steps.n AS INT) AS cpu_ns,
+  ROUND(100.0 * a.cpu_ns / steps.step_ns, 1) AS step_pct,
+  a.cpu_ops * 1.0 / steps.n AS cpu_ops,
+  a.kernels * 1.0 / steps.n AS kernels,
+  a.copies * 1.0 / steps.n AS copies,
+  CAST(a.gpu_ns / steps.n AS INT) AS gpu_ns,
+  ROUND(100.0 * a.gpu_ns / (SELECT SUM(gpu_ns) FROM phased), 1) AS gpu_pct
+FROM all_rows AS a, steps
+ORDER BY guide_train_phase_order(a.phase);

@@ -1,0 +1,359 @@
+-- One training step: its phases (data, copy to the device, forward, backward, optimizer step,
+-- zero_grad, reading the loss back), what each costs on the CPU and on the GPU, the links from
+-- forward operators to their backward, and the allocator's memory events.
+--
+-- PyTorch labels three phases itself, in every training trace: `enumerate(DataLoader)#...`
+-- around each batch the DataLoader hands out, `Optimizer.step#<Optimizer>.step` and
+-- `Optimizer.zero_grad#<Optimizer>.zero_grad`. The guide's workload adds `to_device`, `forward`,
+-- `backward` and `log_loss` (record_function labels). On a GPU the autograd engine runs the
+-- backward on a thread of its own: the calling thread's `backward` label spans the wait, and
+-- the backward's operators and launches are on the engine's thread, so work is assigned to a
+-- phase by time on the step's thread and on the engine's thread(s), not by nesting alone.
+INCLUDE PERFETTO MODULE guide.kineto;
+INCLUDE PERFETTO MODULE guide.windows;
+INCLUDE PERFETTO MODULE guide.gemm;
+
+-- The phase a CPU annotation marks, from its name; NULL for any other slice. The names PyTorch
+-- writes itself (DataLoader, optimizer) are matched in every trace; the others are this guide's
+-- labels.
+CREATE PERFETTO FUNCTION guide_train_phase_name(
+  -- Slice name.
+  name STRING
+)
+-- 'data', 'to_device', 'forward', 'backward', 'optimizer', 'zero_grad', 'log_loss' or NULL.
+RETURNS STRING AS
+SELECT CASE
+  WHEN $name GLOB 'enumerate(DataLoader)#*' THEN 'data'
+  WHEN $name = 'to_device' THEN 'to_device'
+  WHEN $name = 'forward' THEN 'forward'
+  WHEN $name = 'backward' THEN 'backward'
+  WHEN $name GLOB 'Optimizer.step#*' THEN 'optimizer'
+  WHEN $name GLOB 'Optimizer.zero_grad#*' THEN 'zero_grad'
+  WHEN $name = 'log_loss' THEN 'log_loss'
+  ELSE NULL
+END;
+
+-- The order the phases run in within a step (for sorting tables).
+CREATE PERFETTO FUNCTION guide_train_phase_order(
+  -- A phase name (guide_train_phase_name).
+  phase STRING
+)
+-- 1 for 'data' up to 7 for 'log_loss'; 8 for anything else.
+RETURNS LONG AS
+SELECT CASE $phase
+  WHEN 'data' THEN 1
+  WHEN 'to_device' THEN 2
+  WHEN 'forward' THEN 3
+  WHEN 'backward' THEN 4
+  WHEN 'optimizer' THEN 5
+  WHEN 'zero_grad' THEN 6
+  WHEN 'log_loss' THEN 7
+  ELSE 8
+END;
+
+-- The CPU threads that do a training step's work: the thread that runs the profiler steps
+-- ('step') and any other thread that runs autograd engine work ('autograd': on a GPU the engine
+-- runs the backward on a thread of its own). Other threads (a pin-memory thread, the profiler's
+-- own) are left out, so that their work is not charged to whatever phase is running.
+CREATE PERFETTO TABLE guide_train_thread(
+  -- Track of the thread.
+  track_id LONG,
+  -- Thread id in the trace.
+  tid LONG,
+  -- 'step' or 'autograd'.
+  role STRING
+) AS
+WITH
+  step_track AS (
+    SELECT DISTINCT track_id, tid FROM guide_kineto_slice WHERE name GLOB 'ProfilerStep#*'
+  )
+SELECT track_id, tid, 'step' AS role
+FROM step_track
+UNION ALL
+SELECT DISTINCT track_id, tid, 'autograd' AS role
+FROM guide_kineto_slice
+WHERE name GLOB 'autograd::engine::evaluate_function: *'
+  AND track_id NOT IN (SELECT track_id FROM step_track);
+
+-- Every phase of every profiled step: one row per phase annotation on the step's thread.
+CREATE PERFETTO TABLE guide_train_phase(
+  -- Slice id of the annotation.
+  id LONG,
+  -- Profiler step it belongs to.
+  step LONG,
+  -- Phase (guide_train_phase_name).
+  phase STRING,
+  -- Annotation name as the trace writes it (names the optimizer and the DataLoader iterator).
+  name STRING,
+  -- Start (ns).
+  ts TIMESTAMP,
+  -- CPU time of the phase: the annotation's duration (ns).
+  dur DURATION,
+  -- Track of the step's thread.
+  track_id LONG,
+  -- Depth of the annotation on its track.
+  depth LONG
+) AS
+SELECT
+  s.id,
+  st.step,
+  guide_train_phase_name(s.name) AS phase,
+  s.name,
+  s.ts,
+  s.dur,
+  s.track_id,
+  s.depth
+FROM guide_kineto_slice AS s
+JOIN guide_kineto_profiler_step AS st
+  ON s.track_id = st.track_id AND s.ts >= st.ts AND s.ts < st.ts + st.dur
+WHERE s.category = 'user_annotation' AND guide_train_phase_name(s.name) IS NOT NULL
+ORDER BY s.ts;
+
+-- The CPU operators of each phase: on the step's thread inside the annotation, and on an
+-- autograd engine thread during it.
+CREATE PERFETTO TABLE guide_train_phase_op(
+  -- Phase annotation (guide_train_phase.id).
+  phase_id LONG,
+  -- Slice id of the operator.
+  id LONG,
+  -- Operator name.
+  name STRING,
+  -- Start (ns).
+  ts TIMESTAMP,
+  -- Duration (ns).
+  dur DURATION,
+  -- Nesting below the phase annotation: 1 = called by the phase's own code (on an engine
+  -- thread: an operator with no operator above it).
+  level LONG,
+  -- 'step' or 'autograd' (guide_train_thread.role).
+  thread_role STRING
+) AS
+SELECT
+  p.id AS phase_id,
+  s.id,
+  s.name,
+  s.ts,
+  s.dur,
+  IIF(th.role = 'step', s.depth - p.depth,
+    1 + (SELECT COUNT(*) FROM ancestor_slice(s.id) AS a WHERE a.category = 'cpu_op')) AS level,
+  th.role AS thread_role
+FROM guide_train_phase AS p
+JOIN guide_kineto_slice AS s ON s.ts >= p.ts AND s.ts < p.ts + p.dur
+JOIN guide_train_thread AS th ON th.track_id = s.track_id
+WHERE s.category = 'cpu_op'
+  AND (th.role = 'autograd' OR (s.track_id = p.track_id AND s.depth > p.depth));
+
+-- The GPU work each phase launched: kernels, copies and memsets whose launch call ran on the
+-- step's thread inside the phase, or on an autograd engine thread during it.
+CREATE PERFETTO TABLE guide_train_phase_gpu(
+  -- Phase annotation (guide_train_phase.id).
+  phase_id LONG,
+  -- Slice id of the launch (runtime or driver call).
+  launch_id LONG,
+  -- Launch call name.
+  launch_name STRING,
+  -- Slice id of the GPU activity.
+  gpu_id LONG,
+  -- Kernel, copy or memset name.
+  name STRING,
+  -- kernel, gpu_memcpy or gpu_memset.
+  category STRING,
+  -- GPU start (ns).
+  ts TIMESTAMP,
+  -- GPU duration (ns).
+  dur DURATION
+) AS
+SELECT
+  p.id AS phase_id,
+  r.id AS launch_id,
+  r.name AS launch_name,
+  g.id AS gpu_id,
+  g.name,
+  g.category,
+  g.ts,
+  g.dur
+FROM guide_train_phase AS p
+JOIN guide_kineto_slice AS r
+  ON r.ts >= p.ts AND r.ts < p.ts + p.dur AND r.category IN ('cuda_runtime', 'cuda_driver')
+JOIN guide_train_thread AS th ON th.track_id = r.track_id
+JOIN guide_kineto_launch_link AS ll ON ll.launch_id = r.id
+JOIN guide_kineto_gpu_activity AS g ON g.id = ll.gpu_id
+WHERE th.role = 'autograd' OR r.track_id = p.track_id;
+
+-- What each phase cost: its CPU time and operators, and the GPU work it launched.
+CREATE PERFETTO TABLE guide_train_phase_cost(
+  -- Phase annotation (guide_train_phase.id).
+  id LONG,
+  -- Profiler step.
+  step LONG,
+  -- Phase name.
+  phase STRING,
+  -- Start (ns).
+  ts TIMESTAMP,
+  -- CPU time of the phase (ns).
+  dur DURATION,
+  -- CPU operators in the phase, at every level.
+  cpu_ops LONG,
+  -- Operators the phase's own code called (level 1).
+  top_ops LONG,
+  -- Kernels it launched (NULL on a trace without GPU activity, here and in the next two).
+  kernels LONG,
+  -- Memory copies it launched.
+  copies LONG,
+  -- Memory sets it launched.
+  memsets LONG,
+  -- GPU time of the work it launched, a union of intervals (guide_windows_union), whenever it
+  -- ran (ns); NULL on a trace without GPU activity.
+  gpu_ns DURATION
+) AS
+WITH
+  ops AS (
+    SELECT phase_id, COUNT(*) AS cpu_ops, SUM(level = 1) AS top_ops
+    FROM guide_train_phase_op
+    GROUP BY phase_id
+  ),
+  gpu AS (
+    SELECT
+      phase_id,
+      SUM(category = 'kernel') AS kernels,
+      SUM(category = 'gpu_memcpy') AS copies,
+      SUM(category = 'gpu_memset') AS memsets
+    FROM guide_train_phase_gpu
+    GROUP BY phase_id
+  ),
+  busy AS (
+    SELECT * FROM guide_windows_union!(
+      (SELECT phase_id AS group_id, ts, dur FROM guide_train_phase_gpu)
+    )
+  )
+SELECT
+  p.id,
+  p.step,
+  p.phase,
+  p.ts,
+  p.dur,
+  COALESCE(ops.cpu_ops, 0) AS cpu_ops,
+  COALESCE(ops.top_ops, 0) AS top_ops,
+  IIF(traced.yes, COALESCE(gpu.kernels, 0), NULL) AS kernels,
+  IIF(traced.yes, COALESCE(gpu.copies, 0), NULL) AS copies,
+  IIF(traced.yes, COALESCE(gpu.memsets, 0), NULL) AS memsets,
+  IIF(traced.yes, COALESCE(busy.busy_ns, 0), NULL) AS gpu_ns
+FROM guide_train_phase AS p
+CROSS JOIN (SELECT EXISTS (SELECT 1 FROM guide_kineto_gpu_activity) AS yes) AS traced
+LEFT JOIN ops ON ops.phase_id = p.id
+LEFT JOIN gpu ON gpu.phase_id = p.id
+LEFT JOIN busy ON busy.group_id = p.id;
+
+-- Every GEMM (guide_gemm_op) with the phase it ran in: forward GEMMs on the step's thread,
+-- backward GEMMs on whichever thread ran the backward.
+CREATE PERFETTO TABLE guide_train_gemm(
+  -- Slice id of the GEMM operator.
+  id LONG,
+  -- Phase annotation it ran in.
+  phase_id LONG,
+  -- Phase name.
+  phase STRING,
+  -- Operator name (aten::mm, aten::addmm, ...).
+  name STRING,
+  -- CPU duration of the call (ns).
+  dur DURATION,
+  -- Floating-point operations (guide_gemm_op.flops).
+  flops LONG,
+  -- Element type of the first operand as recorded.
+  dtype STRING,
+  -- Kernels the call launched.
+  kernels LONG,
+  -- Name of the longest kernel it launched (NULL on a CPU trace).
+  kernel_name STRING,
+  -- Summed duration of its kernels (ns; 0 on a CPU trace).
+  kernel_dur DURATION
+) AS
+SELECT
+  g.id,
+  o.phase_id,
+  p.phase,
+  g.name,
+  g.dur,
+  g.flops,
+  g.dtype,
+  g.kernels,
+  g.kernel_name,
+  g.kernel_dur
+FROM guide_gemm_op AS g
+JOIN guide_train_phase_op AS o ON o.id = g.id
+JOIN guide_train_phase AS p ON p.id = o.phase_id;
+
+-- The trace's forward-to-backward links: Kineto writes a `fwdbwd` flow from each forward
+-- operator to the backward node that autograd runs for it (the sequence number ties them).
+CREATE PERFETTO TABLE guide_train_fwdbwd(
+  -- Slice id of the forward operator.
+  forward_id LONG,
+  -- Its name.
+  forward_name STRING,
+  -- Its thread's track.
+  forward_track_id LONG,
+  -- Slice id of the backward node's slice.
+  backward_id LONG,
+  -- Its name (e.g. MmBackward0).
+  backward_name STRING,
+  -- Its thread's track.
+  backward_track_id LONG,
+  -- Start of the backward slice (ns).
+  backward_ts TIMESTAMP
+) AS
+SELECT
+  o.id AS forward_id,
+  o.name AS forward_name,
+  o.track_id AS forward_track_id,
+  i.id AS backward_id,
+  i.name AS backward_name,
+  i.track_id AS backward_track_id,
+  i.ts AS backward_ts
+FROM flow AS f
+JOIN slice AS o ON o.id = f.slice_out
+JOIN slice AS i ON i.id = f.slice_in
+WHERE extract_arg(f.arg_set_id, 'cat') = 'fwdbwd';
+
+-- The allocator's memory events. With `profile_memory=True` Kineto writes one `[memory]`
+-- instant event per allocation and free; Perfetto's JSON importer keeps each as a zero-length
+-- slice named `[memory]` on the thread that made it, with the event's fields as arguments. On a
+-- GPU, CUDA events count the caching allocator's live bytes; on a CPU the running total counts
+-- only what was allocated since the profiler started (earlier allocations are not in it).
+CREATE PERFETTO TABLE guide_train_memory(
+  -- Time of the allocation or free (ns).
+  ts TIMESTAMP,
+  -- Bytes allocated (positive) or freed (negative).
+  bytes LONG,
+  -- The allocator's running total of allocated bytes on this device after the event.
+  allocated_bytes LONG,
+  -- 'CPU' or 'CUDA' (Kineto's Device Type 0 or 1).
+  device STRING,
+  -- Profiler step the event falls in (NULL outside the steps).
+  step LONG,
+  -- Phase the event falls in (NULL between phases).
+  phase STRING
+) AS
+WITH
+  ev AS (
+    SELECT
+      s.ts,
+      extract_arg(s.arg_set_id, 'args.Bytes') AS bytes,
+      extract_arg(s.arg_set_id, 'args.Total Allocated') AS allocated_bytes,
+      CASE extract_arg(s.arg_set_id, 'args.Device Type') WHEN 0 THEN 'CPU' WHEN 1 THEN 'CUDA' END
+        AS device,
+      s.id
+    FROM slice AS s
+    WHERE s.name = '[memory]'
+  )
+SELECT
+  ev.ts,
+  ev.bytes,
+  ev.allocated_bytes,
+  ev.device,
+  (SELECT st.step FROM guide_kineto_profiler_step AS st
+    WHERE ev.ts >= st.ts AND ev.ts < st.ts + st.dur) AS step,
+  (SELECT p.phase FROM guide_train_phase AS p
+    WHERE ev.ts >= p.ts AND ev.ts < p.ts + p.dur ORDER BY p.depth DESC LIMIT 1) AS phase
+FROM ev
+WHERE ev.device IS NOT NULL
+ORDER BY ev.ts, ev.id;

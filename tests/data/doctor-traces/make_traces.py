@@ -1,0 +1,178 @@
+"""Writes the small synthetic Kineto traces in this folder (run it to regenerate them).
+
+They exist only where no real trace shows a pattern a detector looks for (see README.md). Every
+event is written here by hand, in the shape torch.profiler writes it; none is a measurement.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PID, TID = 100, 100
+GPU_PROPS = [
+    {
+        "id": 0,
+        "name": "NVIDIA H100 80GB HBM3",
+        "totalGlobalMem": 85018279936,
+        "computeMajor": 9,
+        "computeMinor": 0,
+        "numSms": 132,
+    }
+]
+
+
+class Trace:
+    def __init__(self, gpu: bool) -> None:
+        self.events: list[dict] = [
+            {"name": "process_name", "ph": "M", "pid": PID, "tid": 0, "args": {"name": "python3"}},
+            {
+                "name": "thread_name",
+                "ph": "M",
+                "pid": PID,
+                "tid": TID,
+                "args": {"name": "thread 100 (python3)"},
+            },
+        ]
+        self.gpu = gpu
+        self.correlation = 1
+
+    def cpu(self, cat: str, name: str, ts: float, dur: float, **args: object) -> None:
+        self.events.append(
+            {
+                "ph": "X",
+                "cat": cat,
+                "name": name,
+                "pid": PID,
+                "tid": TID,
+                "ts": ts,
+                "dur": dur,
+                "args": dict(args),
+            }
+        )
+
+    def launch(
+        self,
+        api: str,
+        ts: float,
+        dur: float,
+        kernels: list[tuple[str, float, float, int]],
+        cat: str = "kernel",
+    ) -> None:
+        """A runtime call and the GPU activities it started: (name, ts, dur, stream)."""
+        corr = self.correlation
+        self.correlation += 1
+        self.cpu("cuda_runtime", api, ts, dur, correlation=corr)
+        self.events.append(
+            {"ph": "s", "id": corr, "pid": PID, "tid": TID, "ts": ts, "cat": "ac2g", "name": "ac2g"}
+        )
+        for name, kts, kdur, stream in kernels:
+            self.events.append(
+                {
+                    "ph": "X",
+                    "cat": cat,
+                    "name": name,
+                    "pid": 0,
+                    "tid": stream,
+                    "ts": kts,
+                    "dur": kdur,
+                    "args": {"device": 0, "stream": stream, "correlation": corr},
+                }
+            )
+            self.events.append(
+                {
+                    "ph": "f",
+                    "id": corr,
+                    "pid": 0,
+                    "tid": stream,
+                    "ts": kts,
+                    "cat": "ac2g",
+                    "name": "ac2g",
+                    "bp": "e",
+                }
+            )
+
+    def write(self, name: str) -> None:
+        doc = {"schemaVersion": 1, "traceEvents": self.events, "displayTimeUnit": "ms"}
+        if self.gpu:
+            doc["deviceProperties"] = GPU_PROPS
+        (HERE / name).write_text(json.dumps(doc, indent=0) + "\n", encoding="utf-8")
+
+
+def recompiled() -> None:
+    """Three steps of a compiled function; the third runs a recompiled frame (0/1)."""
+    t = Trace(gpu=False)
+    for i, start in enumerate((1000.0, 2000.0, 3000.0)):
+        t.cpu("user_annotation", f"ProfilerStep#{i}", start, 900)
+        t.cpu("cpu_op", "TorchDynamo Cache Lookup", start + 10, 20)
+        region = "Torch-Compiled Region: 0/1" if i == 2 else "Torch-Compiled Region: 0/0"
+        t.cpu("cpu_op", region, start + 40, 800)
+        t.cpu("cpu_op", "aten::addmm", start + 60, 700)
+    t.write("recompiled.json")
+
+
+def graphs_and_comm() -> None:
+    """Two steps on one GPU: a CUDA graph replaying four kernels, then an all-reduce kernel on
+    its own stream that no compute kernel overlaps."""
+    t = Trace(gpu=True)
+    for i, start in enumerate((1000.0, 3000.0)):
+        t.cpu("user_annotation", f"ProfilerStep#{i}", start, 1900)
+        t.launch(
+            "cudaGraphLaunch",
+            start + 50,
+            30,
+            [
+                (f"void graph_node_kernel_{k}(float const*, float*)", start + 100 + 100 * k, 90, 7)
+                for k in range(4)
+            ],
+        )
+        t.launch(
+            "cudaLaunchKernel",
+            start + 600,
+            10,
+            [
+                (
+                    "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long)",
+                    start + 700,
+                    800,
+                    20,
+                )
+            ],
+        )
+    t.write("graphs-and-comm.json")
+
+
+def hostile_names() -> None:
+    """A GPU step whose names carry markup, Markdown and terminal escapes: reports must show
+    them as text. The fp32 GEMM name fires fp32-gemm, the pageable copy host-device-copies."""
+    t = Trace(gpu=True)
+    t.cpu("user_annotation", "ProfilerStep#0", 1000, 2000)
+    t.cpu("cpu_op", "aten::mm<script>alert('op')</script>", 1010, 500)
+    t.launch(
+        "cudaLaunchKernel",
+        1020,
+        10,
+        [
+            (
+                "volta_sgemm_128x64_nn<script>alert('kernel')</script>|`pipe`**bold**\u001b[31mred",
+                1100,
+                600,
+                7,
+            )
+        ],
+    )
+    t.launch(
+        "cudaMemcpyAsync",
+        1600,
+        10,
+        [("Memcpy HtoD (Pageable -> Device)", 1700, 200, 7)],
+        cat="gpu_memcpy",
+    )
+    t.write("hostile-names.json")
+
+
+if __name__ == "__main__":
+    recompiled()
+    graphs_and_comm()
+    hostile_names()

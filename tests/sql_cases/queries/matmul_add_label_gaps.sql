@@ -1,0 +1,3 @@
+-- trace: mini:steps_idle_gap_sync.json mini:cpu_only.json
+-- what: the label-gap table on two small traces: self time, first-op delay and the longest stretch without an operator
+-- query: matmul_add_label_gaps

@@ -1,0 +1,3 @@
+-- trace: reference:a100-triton-compiled.json.gz mini:steps_idle_gap_sync.json
+-- what: the synchronisation values of Part 1 on a real trace with one sync and on the mini trace
+-- query: matmul_add_sync

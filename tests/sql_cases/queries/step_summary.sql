@@ -1,0 +1,3 @@
+-- trace: mini:steps_idle_gap_sync.json mini:overlap_and_drop.json mini:cpu_only.json
+-- what: the step summary values, the busy share among them (NULL on the CPU trace)
+-- query: step_summary

@@ -1,0 +1,3 @@
+-- trace: mini:steps_idle_gap_sync.json mini:one_op_two_kernels.json mini:cpu_only.json
+-- what: the per-step table: width, label, first aten:: delay, CPU operators and kernels
+-- query: steps
