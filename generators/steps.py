@@ -557,6 +557,7 @@ _TRAIN_STEP_QUERIES = (
     "train_readback",
     "train_gemm",
     "train_casts",
+    "train_data",
 )
 register(
     Step(

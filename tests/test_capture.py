@@ -70,7 +70,7 @@ def test_failed_capture_leaves_the_live_set_untouched(tmp_path: Path) -> None:
     broken = Step(
         slug="no_such_workload",
         title="A workload that does not exist",
-        page="index.md",
+        pages=("index.md",),
         variants=(Variant(name="only", description="fails to start"),),
         queries=(),
     )

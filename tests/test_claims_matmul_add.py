@@ -829,13 +829,14 @@ def test_bias2d_variant_registered_for_cuda() -> None:
 
 @pytest.mark.parametrize("device", ["cuda", "cpu"])
 def test_capture_command_on_the_first_page_is_the_recorded_one(device: str) -> None:
-    """'To capture the same trace yourself (the command each capture record, capture.json,
-    names)': one command per device tab, equal to the record's but for the output folder."""
+    """'To capture the same trace yourself, run the command its capture record names': one
+    command per device tab, printed from that device's record by `command()` (never retyped),
+    whose output folder is the `<folder>` the page explains."""
     path = ARTIFACTS / device / STEP / VARIANT / "capture.json"
     if not path.exists():
         pytest.skip(f"no {device} capture of {STEP}/{VARIANT} committed")
     command = json.loads(path.read_text())["command"]
     assert command[-2:] == ["--out", "<folder>"]
-    shown = " ".join([*command[:-1], "traces/first"])
+    pin = "cpu=False" if device == "cuda" else 'device="cpu"'
     page = (ARTIFACTS.parent / "docs" / "part-1" / "01-first-trace.md").read_text()
-    assert f"    {shown}\n" in page
+    assert f'    {{{{ command("{STEP}", "{VARIANT}", {pin}) }}}}\n' in page

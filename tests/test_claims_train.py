@@ -1,14 +1,16 @@
 """Every claim the Part 5 pages (docs/part-5/) make about their traces, checked on the artifacts.
 
-Claims about GPU-only concepts are checked on the CUDA capture and skipped until one exists; the
-SQL behind them is proven on a real GPU training trace in tests/test_train_sql.py.
+Claims about GPU-only concepts are checked on the CUDA capture and skipped until one exists;
+tests/test_train_sql.py runs part of the SQL behind them (the engine's thread, cross-thread
+`fwdbwd` links, optimizer kernels, copies) on a real GPU training trace from another project.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from tests.claims import capture_record, needs_cuda, table, values
+from tests.claims import capture_record, needs_cuda, table, values, variant_dir
+from tests.sql_rows import trace_rows
 
 STEP = "train"
 NAIVE, FOREACH, TUNED, COMPILED = "naive", "foreach", "tuned", "compiled"
@@ -26,6 +28,17 @@ def _settings(variant: str) -> dict:
 def _number(text: str) -> float | None:
     """A CSV cell as a number; an empty cell is SQL NULL (shown as "–")."""
     return None if text == "" else float(text)
+
+
+def _trace_rows(variant: str, sql: str) -> list[dict[str, object]]:
+    """Rows of ``sql`` (with the Part 5 module) on the variant's committed trace."""
+    trace = variant_dir(STEP, variant) / "trace.json.gz"
+    include = "INCLUDE PERFETTO MODULE guide.train;\nINCLUDE PERFETTO MODULE guide.shapes;\n"
+    return trace_rows(trace, include + sql)
+
+
+def _steps(variant: str) -> int:
+    return capture_record(STEP, variant)["schedule"]["active"]
 
 
 def _phases(variant: str) -> dict[str, dict[str, float | None]]:
@@ -91,10 +104,63 @@ def test_backward_gemm_flops_are_twice_the_forward(variant: str) -> None:
         assert set(rows) == {"forward", "backward"}
 
 
-def test_backward_runs_more_than_twice_the_forwards_operators() -> None:
-    """'the backward runs more than twice as many operators as the forward'."""
+def test_twice_the_work_but_not_twice_the_time() -> None:
+    """'The backward takes X times the forward's CPU time ... Its GEMMs alone take Y times the
+    forward's GEMM time ..., close to the work's factor of two. The rest of the backward grows
+    less: it runs Z times the forward's operators ...'; 'the GEMMs are about a third of each
+    phase's time, so the phase's ratio lies between the GEMMs' and the other operators'."""
+    b = _values(NAIVE, "train_backward")
     phases = _phases(NAIVE)
-    assert phases["backward"]["cpu_ops"] > 2 * phases["forward"]["cpu_ops"]
+    assert b["forward_cpu_ns"] == phases["forward"]["cpu_ns"]
+    assert b["backward_cpu_ns"] == phases["backward"]["cpu_ns"]
+    assert b["forward_ops_per_step"] == phases["forward"]["cpu_ops"]
+    assert b["backward_ops_per_step"] == phases["backward"]["cpu_ops"]
+    time = b["backward_cpu_ns"] / b["forward_cpu_ns"]
+    gemm = b["backward_gemm_cpu_ns"] / b["forward_gemm_cpu_ns"]
+    rest = (b["backward_cpu_ns"] - b["backward_gemm_cpu_ns"]) / (
+        b["forward_cpu_ns"] - b["forward_gemm_cpu_ns"]
+    )
+    ops = b["backward_ops_per_step"] / b["forward_ops_per_step"]
+    assert b["backward_over_forward_time"] == pytest.approx(time, abs=0.005)
+    assert b["backward_over_forward_gemm_time"] == pytest.approx(gemm, abs=0.005)
+    assert b["backward_over_forward_ops"] == pytest.approx(ops, abs=0.005)
+    assert time < 2 and 1.6 <= gemm <= 2.2, (time, gemm)
+    assert rest < gemm and ops < gemm, (rest, ops, gemm)
+    assert rest <= time <= gemm
+    for phase in ("forward", "backward"):
+        share = b[f"{phase}_gemm_cpu_ns"] / b[f"{phase}_cpu_ns"]
+        assert 0.25 <= share <= 0.45, (phase, share)
+
+
+def test_operators_leave_out_the_autograd_engines_rows() -> None:
+    """'It leaves out the autograd engine's own rows: ... evaluate_function: <Node> and the node's
+    row under it ..., two per node'."""
+    b = _values(NAIVE, "train_backward")
+    (r,) = _trace_rows(
+        NAIVE,
+        "SELECT SUM(NOT o.is_operator) AS rows, SUM(o.is_operator) AS ops, "
+        "SUM(o.is_operator AND o.name GLOB '*Backward*') AS node_named_ops "
+        "FROM guide_train_phase_op AS o JOIN guide_train_phase AS p ON p.id = o.phase_id "
+        "WHERE p.phase = 'backward'",
+    )
+    steps = _steps(NAIVE)
+    assert r["rows"] == 2 * b["autograd_nodes_per_step"] * steps
+    assert r["ops"] == b["backward_ops_per_step"] * steps
+    assert r["node_named_ops"] == 0
+
+
+def test_tuned_is_slower_than_naive_on_this_cpu() -> None:
+    """'on this CPU it is not faster: its step takes X against the naive loop's Y. The fused
+    optimizer saves time, but bf16 autocast costs more than it saves ..., and the workers' batches
+    take longer to arrive'."""
+    naive, tuned = _values(NAIVE, "train_casts"), _values(TUNED, "train_casts")
+    assert tuned["step_cpu_ns"] > naive["step_cpu_ns"]
+    n, t = _phases(NAIVE), _phases(TUNED)
+    assert t["optimizer"]["cpu_ns"] < n["optimizer"]["cpu_ns"]
+    for phase in ("data", "forward", "backward"):
+        assert t[phase]["cpu_ns"] > n[phase]["cpu_ns"], phase
+    phase_sum = sum(p["cpu_ns"] for p in n.values())
+    assert phase_sum == pytest.approx(naive["step_cpu_ns"], rel=0.01)
 
 
 def test_one_accumulate_grad_per_parameter_tensor() -> None:
@@ -157,6 +223,52 @@ def test_fused_is_one_operator_plus_the_step_counters_and_the_cheapest() -> None
     assert all(float(r["calls_per_step"]) == 1 for r in rows)
     cost = {v: _values(v, "train_optimizer")["optimizer_cpu_ns"] for v in (NAIVE, FOREACH, TUNED)}
     assert cost[TUNED] < min(cost[NAIVE], cost[FOREACH]), cost
+
+
+def test_item_calls_read_the_step_counters() -> None:
+    """'aten::item calls: one per parameter in the single-tensor loop, two per parameter in the
+    foreach one'; 'The fused optimizer reads no counter'."""
+    for variant, per_tensor in ((NAIVE, 1), (FOREACH, 2)):
+        rows = {r["name"]: r for r in table(STEP, variant, "train_optimizer_ops")}
+        n = _values(variant, "train_optimizer")["gradients_per_step"]
+        assert float(rows["aten::item"]["calls_per_step"]) == per_tensor * n, variant
+    assert not any(r["name"] == "aten::item" for r in table(STEP, TUNED, "train_optimizer_ops"))
+
+
+def test_data_iterator_classes() -> None:
+    """'the iterator is _SingleProcessDataLoaderIter.__next__ without workers (the naive loop) and
+    _MultiProcessingDataLoaderIter.__next__ with them'."""
+    assert _settings(NAIVE)["workers"] == 0 and _settings(TUNED)["workers"] > 0
+    assert _values(NAIVE, "train_data")["iterator"] == "_SingleProcessDataLoaderIter.__next__"
+    assert _values(TUNED, "train_data")["iterator"] == "_MultiProcessingDataLoaderIter.__next__"
+
+
+def test_tuned_data_row_averages_two_kinds_of_call() -> None:
+    """'In the first profiled step the label took X and ran 0 operators ... In the later steps it
+    took Y on average, with 4 operators each: that average of the two is the fraction in the
+    Operators per step column'; 'an aten::empty and an aten::set_ under the label for each of
+    the batch's two tensors'; building a batch takes the main process far less than a step."""
+    d = _values(TUNED, "train_data")
+    assert d["first_data_ops"] == 0
+    assert d["later_data_min_ops"] == d["later_data_max_ops"] == 4
+    assert d["first_data_cpu_ns"] < 0.1 * d["later_data_cpu_ns"]
+    steps = _steps(TUNED)
+    average = (d["first_data_ops"] + (steps - 1) * d["later_data_max_ops"]) / steps
+    row = _phases(TUNED)["data"]["cpu_ops"]
+    assert row == pytest.approx(average) and not float(row).is_integer()
+    names = _trace_rows(
+        TUNED,
+        "SELECT o.name, COUNT(*) AS n FROM guide_train_phase_op AS o "
+        "JOIN guide_train_phase AS p ON p.id = o.phase_id WHERE p.phase = 'data' "
+        "GROUP BY o.name ORDER BY o.name",
+    )
+    assert [(r["name"], r["n"]) for r in names] == [
+        ("aten::empty", 2 * (steps - 1)),
+        ("aten::set_", 2 * (steps - 1)),
+    ]
+    naive = _values(NAIVE, "train_data")
+    assert naive["later_data_cpu_ns"] < 0.05 * _values(NAIVE, "train_casts")["step_cpu_ns"]
+    assert d["later_data_cpu_ns"] > naive["later_data_cpu_ns"]
 
 
 def test_zero_grad_per_implementation() -> None:
@@ -294,11 +406,88 @@ def test_autocast_lowers_activations_and_peak_by_far_less_than_half() -> None:
     assert bf16["first_optimizer_kept_bytes"] == fp32["first_optimizer_kept_bytes"]
 
 
+def test_memory_series_leaves_out_the_shared_memory_counter() -> None:
+    """'those blocks report their own allocations and frees, with a Total Allocated of 0 ... The SQL
+    keeps an event only when it continues the running total ..., which leaves out those N events';
+    'AdamW creating its state ... never coming back' (cheatsheet)."""
+    m = _values(MEMORY, "train_memory")
+    assert m["other_counter_events"] > 0
+    dropped = _trace_rows(
+        MEMORY,
+        "SELECT extract_arg(s.arg_set_id, 'args.Total Allocated') AS total FROM slice AS s "
+        "WHERE s.name = '[memory]' AND s.ts NOT IN (SELECT ts FROM guide_train_memory)",
+    )
+    assert len(dropped) == m["other_counter_events"]
+    assert {r["total"] for r in dropped} == {0}
+    rows = table(STEP, MEMORY, "train_memory_timeline")
+    first = min(int(r["step"]) for r in rows)
+    later = [int(r["allocated_bytes"]) for r in rows if int(r["step"]) > first]
+    assert min(later) >= m["first_optimizer_kept_bytes"]
+
+
 def test_autocast_gemms_are_bf16_forward_and_backward() -> None:
     """'Under autocast every GEMM of the step, forward and backward, takes bf16 inputs'."""
     assert {r["dtype"] for r in table(STEP, NAIVE, "train_gemm")} == {"fp32"}
     assert {r["dtype"] for r in table(STEP, TUNED, "train_gemm")} == {"bf16"}
     assert {r["phase"] for r in table(STEP, TUNED, "train_gemm")} == {"forward", "backward"}
+
+
+def test_what_autocast_keeps_in_fp32_and_what_it_runs_in_bf16() -> None:
+    """'the RMSNorms compute in fp32 too, because LlamaRMSNorm converts its input to fp32'; 'under
+    CPU autocast scaled_dot_product_attention runs in bf16'."""
+    rows = _trace_rows(
+        TUNED,
+        "SELECT o.name, extract_arg(s.arg_set_id, 'args.Input type[0]') AS dtype "
+        "FROM guide_train_phase_op AS o JOIN slice AS s ON s.id = o.id "
+        "JOIN guide_train_phase AS p ON p.id = o.phase_id WHERE p.phase = 'forward' "
+        "AND o.name IN ('aten::_scaled_dot_product_flash_attention_for_cpu', 'aten::rsqrt') "
+        "GROUP BY 1, 2 ORDER BY 1",
+    )
+    assert [(r["name"], r["dtype"]) for r in rows] == [
+        ("aten::_scaled_dot_product_flash_attention_for_cpu", "c10::BFloat16"),
+        ("aten::rsqrt", "float"),
+    ]
+
+
+def test_the_tuned_forwards_casts_by_kind() -> None:
+    """'weights to bf16 ..., one per linear layer'; activations, upcasts and numbers add up to the
+    forward's casts; 'the backward casts no weight again (0 casts ...)'."""
+    c = _values(TUNED, "train_casts")
+    assert c["forward_weight_casts"] == _values(TUNED, "train_backward")["forward_gemms_per_step"]
+    kinds = ("weight", "activation", "number")
+    assert all(c[f"forward_{k}_casts"] > 0 for k in kinds) and c["forward_upcasts"] > 0
+    assert sum(c[f"forward_{k}_casts"] for k in kinds) + c["forward_upcasts"] == c["forward_casts"]
+    assert c["backward_weight_casts"] == 0
+    # 'each linear layer that reads [the fp32 residual stream] casts its input ...: the query, key
+    # and value projections read the same input and each cast it again'; 'The attention's query
+    # and key are cast too'. Per decoder layer: q, k, v, gate and up read fp32 inputs (o_proj and
+    # down_proj read bf16 results); the LM head reads the final norm's fp32 output.
+    rows = _trace_rows(
+        TUNED,
+        "SELECT up.name AS caller, COUNT(*) AS n FROM guide_train_phase_op AS o "
+        "JOIN guide_train_phase AS p ON p.id = o.phase_id JOIN slice AS s ON s.id = o.id "
+        "JOIN slice AS mid ON mid.id = s.parent_id JOIN slice AS up ON up.id = mid.parent_id "
+        "JOIN guide_shapes_input AS i ON i.slice_id = o.id AND i.input_index = 0 "
+        "WHERE p.phase = 'forward' AND o.name = 'aten::_to_copy' AND i.ndim >= 3 "
+        "AND i.dtype = 'float' GROUP BY up.name ORDER BY up.name",
+    )
+    layers, steps = _settings(TUNED)["model"]["num_hidden_layers"], _steps(TUNED)
+    assert [(r["caller"], r["n"]) for r in rows] == [
+        ("aten::linear", (5 * layers + 1) * steps),
+        ("aten::scaled_dot_product_attention", 2 * layers * steps),
+    ]
+    assert (5 * layers + 1) + 2 * layers == c["forward_activation_casts"]
+
+
+def test_on_this_cpu_the_casts_cost_about_what_the_gemms_save() -> None:
+    """'The bf16 GEMMs take X per step against the fp32 ones' Y, but the casts cost Z, about what
+    the GEMMs save, and the forward and backward run more operators in all'."""
+    naive, tuned = _values(NAIVE, "train_casts"), _values(TUNED, "train_casts")
+    saved = naive["gemm_cpu_ns"] - tuned["gemm_cpu_ns"]
+    assert saved > 0
+    assert 0.75 <= tuned["cast_cpu_ns"] / saved <= 1.33, (tuned["cast_cpu_ns"], saved)
+    for phase in ("forward", "backward"):
+        assert _phases(TUNED)[phase]["cpu_ops"] > _phases(NAIVE)[phase]["cpu_ops"], phase
 
 
 def test_autocast_adds_several_times_the_casts() -> None:
@@ -330,6 +519,20 @@ def test_compiled_step_is_one_region_one_forward_and_one_backward_graph() -> Non
     # eager step'.
     for key in ("forward_gemms_per_step", "backward_gemms_per_step"):
         assert b[key] == eager[key], key
+
+
+def test_traced_compiled_steps_hold_no_compiler_work() -> None:
+    """'the traced steps hold 0 of them' (dynamo_timed rows); 'AOTDispatcher Runtime Wrapper
+    Prologue, 1 per step'; Inductor kernels named graph_<n>_cpp_fused_* here, the longest quoted."""
+    c = _values(COMPILED, "train_compiled")
+    assert c["compiler_rows"] == 0 and c["runtime_wrappers"] == 1
+    (r,) = _trace_rows(
+        COMPILED,
+        "SELECT COUNT(*) AS n, SUM(name GLOB 'graph_[0-9]*_cpp_fused_*') AS named "
+        "FROM slice WHERE name GLOB '*cpp_fused*'",
+    )
+    assert r["n"] == c["inductor_kernels"] * _steps(COMPILED) and r["named"] == r["n"]
+    assert str(c["longest_inductor_kernel"]).startswith("graph_0_cpp_fused_")
 
 
 def test_compiled_runs_far_fewer_operators_per_phase() -> None:

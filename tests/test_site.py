@@ -471,3 +471,93 @@ def test_a_name_value_renders_as_code_that_wraps_between_words() -> None:
     )
     out = renderer.render(call)
     assert out.startswith('<code class="pg-value pg-value--name"') and "<wbr>" in out
+
+
+# -- commands and settings come from the capture record ----------------------------------------
+
+
+def _render(text: str, sets: dict | None = None) -> str:
+    renderer = hook.Renderer(
+        hook._load_sets() if sets is None else sets, "part-2/x/", {"extra": {}, "site_url": ""}
+    )
+    ((_, call),) = hook.parse_calls(text)
+    return renderer.render(call)
+
+
+def _record(device: str, step: str, variant: str) -> dict:
+    manifest = json.loads((ARTIFACTS / device / MANIFEST_FILE).read_text())
+    return manifest["variants"][step][variant]
+
+
+def test_a_command_is_the_captures_own_command_line() -> None:
+    """`command()` prints the recorded argv as a bash block: the same words in the same order,
+    `<folder>` left for the reader, long lines continued with a backslash."""
+    for device, extra in (("cuda", ""), ("cpu", ', device="cpu"')):
+        out = _render(f'{{{{ command("mlp", "eager"{extra}) }}}}')
+        lines = out.strip("\n").split("\n")
+        assert lines[0] == "```bash" and lines[-1] == "```"
+        body = lines[1:-1]
+        assert all(len(line) <= hook.COMMAND_WIDTH for line in body)
+        assert all(line.endswith(" \\") for line in body[:-1])
+        words = " ".join(line.removesuffix(" \\") for line in body).split()
+        assert words == _record(device, "mlp", "eager")["command"]
+        assert "<folder>" in words and f"--device {device}" in " ".join(words)
+
+
+def test_command_words_are_quoted_for_the_shell() -> None:
+    words = [
+        "python",
+        "-m",
+        "w",
+        "--name",
+        "a b",
+        "--flag",
+        "--x",
+        "$(rm -rf ~)",
+        "--out",
+        "<folder>",
+    ]
+    text = hook.command_lines(words, width=200)
+    assert text == "python -m w --name 'a b' --flag --x '$(rm -rf ~)' --out <folder>"
+    # An option stays on one line with its value.
+    wrapped = hook.command_lines(["python", "--aaaa", "1", "--bbbb", "2"], width=20)
+    assert wrapped.split("\n") == ["python --aaaa 1 \\", "    --bbbb 2"]
+
+
+def test_a_setting_is_read_from_the_capture_record() -> None:
+    settings = _record("cuda", "mlp", "eager")["settings"]
+    out = _render('{{ setting("mlp", "eager", "hidden") }}')
+    assert out.startswith('<span class="pg-value"')
+    assert re.sub(r"<[^>]+>|,", "", out) == str(settings["hidden"])
+    assert "capture record of mlp/eager" in out
+    # A name renders as code; a nested setting is named with a dot; the CPU set when pinned.
+    assert _render('{{ setting("mlp", "eager", "dtype", device="cpu") }}').startswith("<code")
+    model = _record("cuda", "llm", "eager_b1")["settings"]["model"]
+    nested = _render('{{ setting("llm", "eager_b1", "model.num_hidden_layers") }}')
+    assert re.sub(r"<[^>]+>|,", "", nested) == str(model["num_hidden_layers"])
+
+
+def test_an_unknown_setting_or_command_fails_the_build_by_name() -> None:
+    with pytest.raises(hook.PlaceholderError, match=r"no setting 'hiden'.*known: .*hidden"):
+        _render('{{ setting("mlp", "eager", "hiden") }}')
+    with pytest.raises(hook.PlaceholderError, match="is a group"):
+        _render('{{ setting("llm", "eager_b1", "model") }}')
+    with pytest.raises(hook.PlaceholderError, match="takes 3 positional"):
+        hook.parse_calls('{{ setting("mlp", "eager") }}')
+    page = type("Page", (), {"file": type("F", (), {"src_uri": "p.md", "url": "p/"})()})()
+    with pytest.raises(hook.PluginError, match=r"p\.md: .*setting\(\"mlp\", \"eager\", \"x\"\)"):
+        hook.on_page_markdown('{{ setting("mlp", "eager", "x") }}', page, {"extra": {}}, None)
+    cpu = hook.DeviceSet("cpu", ARTIFACTS / "cpu", {"variants": {"s": {"v": {"settings": {}}}}})
+    with pytest.raises(hook.PlaceholderError, match="names no command line"):
+        _render('{{ command("s", "v") }}', {"cpu": cpu})
+
+
+def test_a_recorded_command_and_setting_stay_text() -> None:
+    """A capture record is data: its words cannot become markup or close the code block."""
+    record = {"command": ["python", "```", "<b>x</b>"], "settings": {"name": "<i>y</i>"}}
+    sets = {"cpu": hook.DeviceSet("cpu", ARTIFACTS / "cpu", {"variants": {"s": {"v": record}}})}
+    block = _render('{{ command("s", "v") }}', sets)
+    assert block.strip().startswith("````bash")  # a fence longer than any run inside
+    html_out = markdown.markdown(block, extensions=["fenced_code"])
+    assert "<b>" not in html_out and "&lt;b&gt;" in html_out
+    assert "<i>" not in _render('{{ setting("s", "v", "name") }}', sets)

@@ -4,9 +4,10 @@ Like Perfetto's own stdlib checker: a module holds only `INCLUDE PERFETTO MODULE
 `CREATE PERFETTO TABLE/VIEW/FUNCTION/MACRO` statements; every object is named after its module
 (`guide_<module>_...`, or `_guide_<module>_...` for a helper nothing outside the module uses);
 every object, every column of a table's or view's schema, every function or macro argument and
-every return value has a comment; and column and argument types are PerfettoSQL's, with ts and
-duration columns typed as such. The pages print these definitions under every table, so the
-comments are what a reader sees.
+every return value has a comment; column and argument types are PerfettoSQL's, with ts, duration
+and id columns typed as such; and a public object has a user outside its module while a private
+one has none but tests. The pages print these definitions under every table, so the comments are
+what a reader sees.
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ import pytest
 from generators.sql_sources import SQL_DIR
 
 #: Types a table or view column, a function argument or a function's result may have.
-COLUMN_TYPES = {"LONG", "DOUBLE", "STRING", "BOOL", "TIMESTAMP", "DURATION", "ID"}
-_JOINID = re.compile(r"^JOINID\(\w+\.\w+\)$")
+COLUMN_TYPES = {"LONG", "DOUBLE", "STRING", "BOOL", "TIMESTAMP", "DURATION", "ID", "ARGSETID"}
+# `ID(slice.id)`: this object's own row id, which is also a row of that table (a view of slices);
+# `JOINID(slice.id)`: a reference to a row of that table.
+_JOINID = re.compile(r"^(?:JOIN)?ID\(\w+\.\w+\)$")
 #: Types a macro argument or a macro's result may have.
 MACRO_TYPES = {"TableOrSubquery", "Expr", "ColumnName", "ColumnNameList"}
 
@@ -92,7 +95,7 @@ def _items(text: str, masked: str, start: int, end: int) -> list[tuple[str, str]
 def _type_ok(kind: str, typ: str) -> bool:
     if kind == "MACRO":
         return typ in MACRO_TYPES
-    return typ.upper() == typ and (typ in COLUMN_TYPES or bool(_JOINID.match(typ)))
+    return typ in COLUMN_TYPES or bool(_JOINID.match(typ))
 
 
 def _time_type_error(column: str, typ: str) -> str | None:
@@ -102,6 +105,20 @@ def _time_type_error(column: str, typ: str) -> str | None:
     if duration and typ != "DURATION":
         return f"column {column} is a duration: type it DURATION, not {typ}"
     return None
+
+
+def _id_type_error(name: str, typ: str, what: str) -> str | None:
+    """An id must say what it points to, so that a reader (and Perfetto's UI) can follow it:
+    ``ID`` or ``ID(table.column)`` for the object's own rows, ``JOINID(table.column)`` for a
+    reference, ``ARGSETID`` for an argument set."""
+    if name != "id" and not name.endswith("_id"):
+        return None
+    if name == "arg_set_id":
+        return None if typ == "ARGSETID" else f"{what} {name} is an argument set: type it ARGSETID"
+    if typ == "ID" or _JOINID.match(typ):
+        return None
+    allowed = "ID, ID(table.column) or JOINID(table.column)"
+    return f"{what} {name} is an id: type it {allowed}, not {typ}"
 
 
 def check_module(text: str, stem: str, known_modules: set[str] | None = None) -> list[str]:
@@ -156,10 +173,15 @@ def check_module(text: str, stem: str, known_modules: set[str] | None = None) ->
                 errors.append(f"{where}: {what} {column} has no comment above it")
             if not _type_ok(kind, typ):
                 errors.append(f"{where}: {what} {column} has type {typ}, not one allowed")
-            elif kind in ("TABLE", "VIEW"):
+                continue
+            if kind in ("TABLE", "VIEW"):
                 time_error = _time_type_error(column, typ)
                 if time_error:
                     errors.append(f"{where}: {time_error}")
+            if kind != "MACRO":
+                id_error = _id_type_error(column, typ, what)
+                if id_error:
+                    errors.append(f"{where}: {id_error}")
         if kind in ("FUNCTION", "MACRO"):
             returns = _RETURNS.match(masked, close + 1)
             if not returns:
@@ -182,24 +204,70 @@ def test_module_follows_the_rules(path: Path) -> None:
     assert check_module(path.read_text(), stem, KNOWN) == []
 
 
+ROOT = SQL_DIR.parents[1]
+_DEFINED = re.compile(r"^CREATE\s+PERFETTO\s+(?:TABLE|VIEW|FUNCTION|MACRO)\s+(\w+)", re.M)
+
+
+def _user_texts() -> dict[Path, str]:
+    """Every file that may use a module object: queries, detectors, other modules and Python
+    under generators/, the pages and notebooks under docs/, and the tests. Prose that only names
+    an object (READMEs, ARCHITECTURE.md) is not a use, and neither is this checker."""
+    files = [p for p in (ROOT / "generators").rglob("*") if p.suffix in (".sql", ".py")]
+    files += [p for p in (ROOT / "docs").rglob("*") if p.suffix in (".md", ".ipynb")]
+    files += [p for p in (ROOT / "tests").rglob("*") if p.suffix in (".sql", ".py")]
+    return {p: p.read_text() for p in files if p.is_file() and p != Path(__file__).resolve()}
+
+
+def usage_errors(module: Path, users: dict[Path, str]) -> list[str]:
+    """A public object with no user outside its module (make it private: `_guide_...`), and a
+    private one that a query, detector, page or other module uses (make it public). A test may
+    probe a private helper, as Perfetto's own diff tests do."""
+    errors = []
+    for name in _DEFINED.findall(module.read_text()):
+        word = re.compile(rf"(?<!\w){re.escape(name)}\b")
+        used_by = [p for p, text in users.items() if p != module and word.search(text)]
+        if not name.startswith("_") and not used_by:
+            errors.append(f"{name}: nothing outside {module.name} uses it: name it _{name}")
+        not_tests = [p.relative_to(ROOT) for p in used_by if not p.is_relative_to(ROOT / "tests")]
+        if name.startswith("_") and not_tests:
+            errors.append(f"{name} is private, but {', '.join(map(str, not_tests))} use it")
+    return errors
+
+
+@pytest.fixture(scope="module")
+def users() -> dict[Path, str]:
+    return _user_texts()
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
+def test_public_objects_have_users_outside_their_module(path: Path, users: dict[Path, str]) -> None:
+    assert usage_errors(path, users) == []
+
+
 GOOD = """-- A module.
 INCLUDE PERFETTO MODULE guide.kineto;
 
 -- Slices.
 CREATE PERFETTO VIEW guide_m_slice(
   -- Slice id.
-  id LONG,
+  id ID(slice.id),
+  -- Enclosing slice.
+  parent_id JOINID(slice.id),
+  -- Argument set.
+  arg_set_id ARGSETID,
   -- Start (ns).
   ts TIMESTAMP,
   -- Duration (ns), with a comma, a (parenthesis) and a ; in the comment.
   dur DURATION
 ) AS
-SELECT id, ts, dur FROM slice WHERE name != 'a;b(';
+SELECT id, parent_id, arg_set_id, ts, dur FROM slice WHERE name != 'a;b(';
 
 -- Doubles a number.
 CREATE PERFETTO FUNCTION _guide_m_twice(
   -- The number.
-  x LONG
+  x LONG,
+  -- A slice, unused.
+  slice_id JOINID(slice.id)
 )
 -- Twice x.
 RETURNS LONG AS
@@ -231,7 +299,11 @@ def test_a_good_module_passes() -> None:
         (("  -- Slice id.\n", ""), "column id has no comment"),
         (("  ts TIMESTAMP", "  ts LONG"), "column ts is a timestamp"),
         (("  dur DURATION", "  dur LONG"), "column dur is a duration"),
-        (("  id LONG,", "  id INTEGER,"), "column id has type INTEGER"),
+        (("  id ID(slice.id),", "  id INTEGER,"), "column id has type INTEGER"),
+        (("  id ID(slice.id),", "  id LONG,"), "column id is an id: type it ID"),
+        (("parent_id JOINID(slice.id)", "parent_id LONG"), "column parent_id is an id"),
+        (("arg_set_id ARGSETID", "arg_set_id LONG"), "arg_set_id is an argument set"),
+        (("slice_id JOINID(slice.id)", "slice_id LONG"), "argument slice_id is an id"),
         (("  -- The number.\n", ""), "argument x has no comment"),
         (("-- Twice x.\n", ""), "no comment on its return value"),
         (("  -- Any table.\n", ""), "argument t has no comment"),

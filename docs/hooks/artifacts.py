@@ -7,6 +7,13 @@ Placeholders, each alone on a line except ``value`` (which is inline)::
     {{ figure("matmul_add", "small_cold", "timeline", alt="...") }}
     {{ profiler_table("matmul_add", "small_cold") }}              key_averages() text
     {{ perfetto("matmul_add", "small_cold", focus="step_summary.first_step") }}
+    {{ command("mlp", "eager") }}                                 the capture's command line
+    {{ setting("mlp", "eager", "hidden") }}                      one setting it ran with (inline)
+
+``command`` and ``setting`` read the capture record in the set's ``MANIFEST.json``
+(``variants[step][variant]``: ``command``, with ``<folder>`` standing for the output folder, and
+``settings``; a dotted key such as ``model.hidden_size`` reads a nested setting), so a page never
+retypes a workload's sizes or command line.
 
 Every placeholder takes ``cpu=False`` for a concept that only exists on a GPU. The CUDA set is
 preferred; without a CUDA capture a placeholder falls back to the CPU set (unless ``cpu=False``,
@@ -25,6 +32,7 @@ import json
 import logging
 import posixpath
 import re
+import shlex
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,7 +58,11 @@ log = logging.getLogger("mkdocs.hooks.artifacts")
 ARTIFACTS_DIR = Path(env.ARTIFACTS_DIR.get() or REPO_ROOT / "artifacts")
 DEVICE_LABEL = {"cuda": "CUDA", "cpu": "CPU"}
 PLACEHOLDER = re.compile(r"\{\{\s*(?P<func>[a-z_]+)\((?P<args>.*?)\)\s*\}\}", re.S)
-FUNCTIONS = ("table", "value", "figure", "profiler_table", "perfetto")
+FUNCTIONS = ("table", "value", "figure", "profiler_table", "perfetto", "command", "setting")
+# The output folder in a recorded command line (the capture chose its own).
+FOLDER = "<folder>"
+# A command block wraps before this many characters, between one option and the next.
+COMMAND_WIDTH = 96
 
 
 class PlaceholderError(ValueError):
@@ -101,7 +113,7 @@ def parse_calls(markdown: str) -> list[tuple[re.Match[str], Call]]:
             kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
         except (SyntaxError, ValueError, AssertionError) as exc:
             raise PlaceholderError(f"{match[0]}: arguments are not plain literals ({exc})") from exc
-        needed = 3 if func in ("table", "value", "figure") else 2
+        needed = 3 if func in ("table", "value", "figure", "setting") else 2
         if kwargs.get("device", DEVICES[0]) not in DEVICES:
             raise PlaceholderError(f"{match[0]}: device= must be one of {', '.join(DEVICES)}")
         if len(args) != needed:
@@ -154,6 +166,8 @@ def files_for(call: Call) -> list[str]:
         return ["key_averages.txt"]
     if call.func == "perfetto":
         return ["trace.json.gz", *(["values.json"] if call.kwargs.get("focus") else [])]
+    if call.func in ("command", "setting"):
+        return []  # the capture record in the manifest itself
     raise PlaceholderError(call.text)
 
 
@@ -319,6 +333,44 @@ class Renderer:
             source = load_query(query).path.relative_to(REPO_ROOT).as_posix()
         title = html.escape(f"{key} ({DEVICE_LABEL[ds.device]}), from {source}")
         if isinstance(values[query][column], str):  # a name: code, wrapping only between words
+            return f'<code class="pg-value pg-value--name" title="{title}">{wrappable(text)}</code>'
+        return f'<span class="pg-value" title="{title}">{html.escape(text)}</span>'
+
+    @staticmethod
+    def _record(call: Call, ds: DeviceSet) -> dict:
+        return ds.manifest["variants"][call.step][call.variant]
+
+    def _command(self, call: Call, ds: DeviceSet, paths: list[Path]) -> str:
+        words = self._record(call, ds).get("command")
+        if not isinstance(words, list) or not words or not all(isinstance(w, str) for w in words):
+            raise PlaceholderError(
+                f"the {ds.device} capture record of {call.step}/{call.variant} names no command "
+                "line: recapture it"
+            )
+        block = "\n".join(_fenced(command_lines(words), "bash"))
+        return f"\n{block}\n"
+
+    def _setting(self, call: Call, ds: DeviceSet, paths: list[Path]) -> str:
+        key = str(call.args[2])
+        value: object = self._record(call, ds).get("settings") or {}
+        for part in key.split("."):
+            if not isinstance(value, dict) or part not in value:
+                known = ", ".join(_setting_keys(self._record(call, ds).get("settings") or {}))
+                raise PlaceholderError(
+                    f"no setting {key!r} in the {ds.device} capture record of "
+                    f"{call.step}/{call.variant} (known: {known or 'none'})"
+                )
+            value = value[part]
+        if isinstance(value, dict):
+            raise PlaceholderError(f"setting {key!r} is a group: name one of its keys")
+        column = key.rpartition(".")[2]
+        items = value if isinstance(value, list) else [value]
+        text = ", ".join(format_value(item, column) for item in items)
+        title = html.escape(
+            f"{key} ({DEVICE_LABEL[ds.device]}), from the capture record of "
+            f"{call.step}/{call.variant}"
+        )
+        if any(isinstance(item, str) for item in items):  # a name: code, as value() shows one
             return f'<code class="pg-value pg-value--name" title="{title}">{wrappable(text)}</code>'
         return f'<span class="pg-value" title="{title}">{html.escape(text)}</span>'
 
@@ -512,6 +564,38 @@ def _indented(rendered: str, markdown: str, start: int) -> str:
         (prefix + line if line.strip() else "") if i else line
         for i, line in enumerate(rendered.split("\n"))
     )
+
+
+def command_lines(words: list[str], width: int = COMMAND_WIDTH) -> str:
+    """A recorded command line as a shell reader would type it: each word quoted where the shell
+    needs it (``<folder>`` left as is, for the reader to replace), an option kept on one line
+    with its value, and lines continued with a backslash before ``width`` characters."""
+    groups: list[list[str]] = []
+    for word in words:
+        quoted = word if word == FOLDER else shlex.quote(word)
+        option_waits = bool(groups) and groups[-1][0].startswith("-") and len(groups[-1]) == 1
+        if option_waits and not word.startswith("-"):
+            groups[-1].append(quoted)
+        else:
+            groups.append([quoted])
+    lines = [""]
+    for group in groups:
+        piece = " ".join(group)
+        if lines[-1].strip() and len(lines[-1]) + 1 + len(piece) + 2 > width:
+            lines[-1] += " \\"
+            lines.append("    ")
+        lines[-1] += (" " if lines[-1].strip() else "") + piece
+    return "\n".join(lines)
+
+
+def _setting_keys(settings: dict, prefix: str = "") -> list[str]:
+    keys = []
+    for key, value in settings.items():
+        if isinstance(value, dict):
+            keys += _setting_keys(value, f"{prefix}{key}.")
+        else:
+            keys.append(f"{prefix}{key}")
+    return keys
 
 
 def _fenced(text: str, lang: str, indent: str = "", title: str = "") -> list[str]:

@@ -11,7 +11,13 @@ from __future__ import annotations
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from generators.figures import CONTENT_WIDTH_IN, FigureContext, hardware_label, plain_text
+from generators.figures import (
+    CONTENT_WIDTH_IN,
+    FigureContext,
+    hardware_label,
+    plain_text,
+    top_legend,
+)
 from generators.units import format_bytes
 
 #: One colour per phase (Okabe-Ito), shared with the phase bars figure.
@@ -103,13 +109,10 @@ def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
         fontsize=10,
         va="top",
     )
-    fig.legend(
+    top_legend(
+        fig,
+        HEIGHT_IN,
         handles=[Patch(color=PHASE_COLORS[p], alpha=0.35, label=p) for p in phases_seen],
-        fontsize=8.5,
-        frameon=False,
-        loc="upper left",
-        bbox_to_anchor=(0.05 / CONTENT_WIDTH_IN, 1 - 0.36 / HEIGHT_IN),
         ncols=len(phases_seen) or 1,
-        borderaxespad=0,
     )
     return fig

@@ -11,7 +11,13 @@ from __future__ import annotations
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from generators.figures import CONTENT_WIDTH_IN, FigureContext, hardware_label, plain_text
+from generators.figures import (
+    CONTENT_WIDTH_IN,
+    FigureContext,
+    hardware_label,
+    plain_text,
+    top_legend,
+)
 from generators.figures.train_memory import PHASE_COLORS
 from generators.units import format_duration_ns
 
@@ -74,13 +80,10 @@ def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
         fontsize=10,
         va="top",
     )
-    fig.legend(
+    top_legend(
+        fig,
+        HEIGHT_IN,
         handles=[Patch(color=PHASE_COLORS.get(p, REST_COLOR), label=p) for p in seen],
-        fontsize=8.5,
-        frameon=False,
-        loc="upper left",
-        bbox_to_anchor=(0.05 / CONTENT_WIDTH_IN, 1 - 0.36 / HEIGHT_IN),
         ncols=min(len(seen), 4),
-        borderaxespad=0,
     )
     return fig

@@ -12,6 +12,21 @@ WITH
       SUM(phase = 'backward') AS bwd_gemms
     FROM guide_train_gemm
   ),
+  -- CPU time and operators of the two phases, and the CPU time of their GEMMs.
+  phase AS (
+    SELECT
+      SUM(IIF(phase = 'forward', dur, 0)) AS fwd_ns,
+      SUM(IIF(phase = 'backward', dur, 0)) AS bwd_ns,
+      SUM(IIF(phase = 'forward', cpu_ops, 0)) AS fwd_ops,
+      SUM(IIF(phase = 'backward', cpu_ops, 0)) AS bwd_ops
+    FROM guide_train_phase_cost
+  ),
+  gemm_time AS (
+    SELECT
+      SUM(IIF(phase = 'forward', dur, 0)) AS fwd_ns,
+      SUM(IIF(phase = 'backward', dur, 0)) AS bwd_ns
+    FROM guide_train_gemm
+  ),
   nodes AS (
     SELECT s.track_id, s.name
     FROM guide_kineto_slice AS s
@@ -34,6 +49,15 @@ SELECT
   gemm.fwd_flops / steps.n AS forward_gemm_flops_per_step,
   gemm.bwd_flops / steps.n AS backward_gemm_flops_per_step,
   ROUND(gemm.bwd_flops * 1.0 / gemm.fwd_flops, 3) AS backward_over_forward_flops,
+  phase.fwd_ops * 1.0 / steps.n AS forward_ops_per_step,
+  phase.bwd_ops * 1.0 / steps.n AS backward_ops_per_step,
+  ROUND(phase.bwd_ops * 1.0 / NULLIF(phase.fwd_ops, 0), 2) AS backward_over_forward_ops,
+  CAST(phase.fwd_ns / steps.n AS INT) AS forward_cpu_ns,
+  CAST(phase.bwd_ns / steps.n AS INT) AS backward_cpu_ns,
+  ROUND(phase.bwd_ns * 1.0 / NULLIF(phase.fwd_ns, 0), 2) AS backward_over_forward_time,
+  CAST(gemm_time.fwd_ns / steps.n AS INT) AS forward_gemm_cpu_ns,
+  CAST(gemm_time.bwd_ns / steps.n AS INT) AS backward_gemm_cpu_ns,
+  ROUND(gemm_time.bwd_ns * 1.0 / NULLIF(gemm_time.fwd_ns, 0), 2) AS backward_over_forward_gemm_time,
   (SELECT COUNT(*) FROM nodes) * 1.0 / steps.n AS autograd_nodes_per_step,
   (SELECT COUNT(*) FROM nodes WHERE name GLOB '*AccumulateGrad') * 1.0 / steps.n
     AS accumulate_grad_per_step,
@@ -45,4 +69,4 @@ SELECT
   links.n - links.same_thread AS fwdbwd_links_across_threads,
   mid.ts / 1e9 AS step_start_s,
   (mid.ts + mid.dur) / 1e9 AS step_end_s
-FROM gemm, steps, links, mid;
+FROM gemm, steps, links, mid, phase, gemm_time;

@@ -1,19 +1,50 @@
--- The casts autocast adds to a training step
+-- The casts autocast adds to a training step: what they convert, and what they cost
 -- output: values
 INCLUDE PERFETTO MODULE guide.train;
+INCLUDE PERFETTO MODULE guide.shapes;
 
 WITH
-  steps AS (SELECT COUNT(*) AS n FROM guide_kineto_profiler_step),
-  casts AS (
-    SELECT o.*, p.phase FROM guide_train_phase_op AS o
+  steps AS (SELECT COUNT(*) AS n, SUM(dur) AS step_ns FROM guide_kineto_profiler_step),
+  casts AS MATERIALIZED (
+    SELECT
+      o.*,
+      p.phase,
+      i.ndim,
+      i.dims,
+      extract_arg(s.arg_set_id, 'args.Input type[0]') AS from_type,
+      -- The target element type, as PyTorch numbers them (c10::ScalarType): 5 is fp16, 15 bf16.
+      extract_arg(s.arg_set_id, 'args.Concrete Inputs[1]') IN ('5', '15') AS to_low
+    FROM guide_train_phase_op AS o
     JOIN guide_train_phase AS p ON p.id = o.phase_id
+    JOIN slice AS s ON s.id = o.id
+    LEFT JOIN guide_shapes_input AS i ON i.slice_id = o.id AND i.input_index = 0
     WHERE o.name = 'aten::_to_copy'
-  )
+  ),
+  fwd AS (SELECT * FROM casts WHERE phase = 'forward'),
+  -- A linear layer's weight is a 2-D fp32 tensor; the activations it multiplies have a batch
+  -- and a sequence dimension (3-D or more). The rank tells the two kinds of cast apart.
+  weight_casts AS (SELECT * FROM fwd WHERE to_low AND from_type = 'float' AND ndim = 2)
 SELECT
-  (SELECT COUNT(*) FROM casts WHERE phase = 'forward') * 1.0 / steps.n AS forward_casts,
+  (SELECT COUNT(*) FROM fwd) * 1.0 / steps.n AS forward_casts,
   (SELECT COUNT(*) FROM casts WHERE phase = 'backward') * 1.0 / steps.n AS backward_casts,
+  (SELECT COUNT(*) FROM weight_casts) * 1.0 / steps.n AS forward_weight_casts,
+  (SELECT COUNT(*) FROM fwd WHERE to_low AND from_type = 'float' AND ndim >= 3) * 1.0 / steps.n
+    AS forward_activation_casts,
+  -- bf16 (or fp16) results converted back to fp32 for an operator that computes in fp32.
+  (SELECT COUNT(*) FROM fwd WHERE NOT to_low AND from_type IN ('c10::BFloat16', 'c10::Half'))
+    * 1.0 / steps.n AS forward_upcasts,
+  -- A Python number ('double') or an integer tensor converted to a floating type.
+  (SELECT COUNT(*) FROM fwd WHERE from_type NOT IN ('float', 'c10::BFloat16', 'c10::Half'))
+    * 1.0 / steps.n AS forward_number_casts,
+  -- Weights cast again in the backward: a cast to bf16 of a tensor with a weight's shape. None
+  -- means the backward GEMMs use the bf16 copies the forward made, saved for them.
+  (SELECT COUNT(*) FROM casts AS c WHERE c.phase = 'backward' AND c.to_low
+    AND c.dims IN (SELECT dims FROM weight_casts)) * 1.0 / steps.n AS backward_weight_casts,
   (SELECT CAST(COALESCE(SUM(dur), 0) / steps.n AS INT) FROM casts
     WHERE phase IN ('forward', 'backward')) AS cast_cpu_ns,
+  -- What the casts buy: the CPU time of the step's GEMMs (forward and backward), and the step's.
+  (SELECT CAST(SUM(dur) / steps.n AS INT) FROM guide_train_gemm) AS gemm_cpu_ns,
+  CAST(steps.step_ns / steps.n AS INT) AS step_cpu_ns,
   IIF(traced.yes, (SELECT COUNT(*) FROM guide_train_phase_gpu AS g JOIN casts AS c
     ON g.phase_id = c.phase_id
     JOIN guide_kineto_slice AS r ON r.id = g.launch_id

@@ -28,6 +28,17 @@ SELECT
     / steps.n AS backward_graphs,
   (SELECT COUNT(*) FROM inductor) * 1.0 / steps.n AS inductor_kernels,
   (SELECT COUNT(DISTINCT name) FROM inductor) AS inductor_kernel_names,
+  -- The kernel that ran longest in all, to quote a real name.
+  (SELECT name FROM inductor GROUP BY name ORDER BY SUM(dur) DESC, name LIMIT 1)
+    AS longest_inductor_kernel,
+  -- The compiler at work: Dynamo, AOTAutograd and Inductor time their phases with
+  -- `<phase> (dynamo_timed)` records. None in the traced steps means no compilation and no
+  -- recompilation happened there.
+  (SELECT COUNT(*) FROM guide_kineto_slice AS s, guide_kineto_profiler_step AS st
+    WHERE s.name GLOB '* (dynamo_timed)' AND s.ts >= st.ts AND s.ts < st.ts + st.dur)
+    AS compiler_rows,
+  (SELECT COUNT(*) FROM guide_kineto_slice WHERE name = 'AOTDispatcher Runtime Wrapper Prologue')
+    * 1.0 / steps.n AS runtime_wrappers,
   (SELECT CAST(SUM(dur) / steps.n AS INT) FROM guide_kineto_slice
     WHERE name = 'TorchDynamo Cache Lookup') AS guard_ns,
   (SELECT CAST(SUM(dur) / steps.n AS INT) FROM guide_kineto_slice

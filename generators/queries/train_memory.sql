@@ -16,7 +16,8 @@ WITH
   -- Allocated bytes at a moment: the running total after the last event before it (the first
   -- event's total less its own bytes, before any event).
   first_event AS (
-    -- On a CPU the first event can report a total that leaves out its own bytes: never below 0.
+    -- guide_train_memory starts each device's series at an event whose total holds its own
+    -- bytes, so this is never below 0; MAX keeps it so on any trace.
     SELECT MAX(allocated_bytes - bytes, 0) AS before FROM mem ORDER BY ts LIMIT 1
   ),
   -- Phase boundaries of the first two steps.
@@ -42,6 +43,11 @@ WITH
 SELECT
   (SELECT device FROM dev) AS device,
   (SELECT COUNT(*) FROM mem WHERE step IS NOT NULL) AS memory_events,
+  -- The device's events that do not continue its running total (guide_train_memory leaves them
+  -- out), over the whole trace.
+  (SELECT COUNT(*) FROM slice AS s, dev WHERE s.name = '[memory]'
+    AND CASE extract_arg(s.arg_set_id, 'args.Device Type') WHEN 0 THEN 'CPU' WHEN 1 THEN 'CUDA' END
+      = dev.device) - (SELECT COUNT(*) FROM mem) AS other_counter_events,
   (SELECT at_start FROM f WHERE phase = 'data') AS first_start_bytes,
   (SELECT MAX(m.allocated_bytes) FROM mem AS m, first_step AS st
     WHERE m.ts >= st.ts AND m.ts < st.ts + st.dur) AS first_peak_bytes,

@@ -1,6 +1,6 @@
 -- One training step, phase by phase: CPU time, share of the step, operators, GPU work launched
 -- output: table
--- columns: phase=Phase, calls_per_step=Calls per step, cpu_ns=CPU time per step, step_pct=Share of the step (CPU), cpu_ops=CPU ops per step, kernels=Kernels per step, copies=Copies per step, gpu_ns=GPU time per step, gpu_pct=Share of the step's GPU time
+-- columns: phase=Phase, calls_per_step=Calls per step, cpu_ns=CPU time per step, step_pct=Share of the step (CPU), cpu_ops=Operators per step, kernels=Kernels per step, copies=Copies per step, gpu_ns=GPU time per step, gpu_pct=Share of the phases' GPU time
 -- shown: phase, cpu_ns, step_pct, cpu_ops, kernels, gpu_ns, gpu_pct
 INCLUDE PERFETTO MODULE guide.train;
 

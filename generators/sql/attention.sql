@@ -49,7 +49,7 @@ END;
 -- joins and argument lookups for each region.
 CREATE PERFETTO TABLE guide_attention_gpu_work(
   -- Slice id of the kernel, copy or set.
-  id LONG,
+  id JOINID(slice.id),
   -- Start timestamp (ns).
   ts TIMESTAMP,
   -- Duration (ns).
@@ -61,7 +61,7 @@ CREATE PERFETTO TABLE guide_attention_gpu_work(
   -- What the name says the work is (guide_attention_kernel_family).
   family STRING,
   -- Slice id of the launching runtime or driver call.
-  launch_id LONG,
+  launch_id JOINID(slice.id),
   -- Its API name: cudaLaunchKernel, cuLaunchKernelEx, cudaMemcpyAsync, ...
   launch_api STRING,
   -- cuda_runtime or cuda_driver.
@@ -69,9 +69,9 @@ CREATE PERFETTO TABLE guide_attention_gpu_work(
   -- Start of the launching call (ns).
   launch_ts TIMESTAMP,
   -- Track of the CPU thread that made the call.
-  launch_track_id LONG,
+  launch_track_id JOINID(track.id),
   -- Slice id of the CPU slice enclosing the launch (usually an aten:: operator).
-  op_id LONG,
+  op_id JOINID(slice.id),
   -- Its name.
   op_name STRING,
   -- Name of the slice enclosing that one.
@@ -459,7 +459,7 @@ RETURNS TableOrSubquery AS
 -- shape.
 CREATE PERFETTO TABLE guide_attention_forward(
   -- Slice id of the region.
-  id LONG,
+  id ID(slice.id),
   -- Start timestamp (ns).
   ts TIMESTAMP,
   -- Duration on its CPU thread (ns).
@@ -469,7 +469,7 @@ CREATE PERFETTO TABLE guide_attention_forward(
   -- The <impl> part of a sweep label (naive_inplace, sdpa_flash, ...); NULL for `attn_fwd`.
   impl STRING,
   -- Track of the CPU thread.
-  track_id LONG,
+  track_id JOINID(track.id),
   -- Depth of the region on its track.
   depth LONG,
   -- Batch size (q's first dimension).
@@ -493,7 +493,7 @@ FROM _guide_attention_with_shape!((
 -- Every forward region summarised (_guide_attention_summary over guide_attention_forward).
 CREATE PERFETTO TABLE guide_attention_forward_summary(
   -- Slice id of the region.
-  id LONG,
+  id ID(slice.id),
   -- Region name.
   name STRING,
   -- The <impl> part of a sweep label; NULL for `attn_fwd`.
@@ -550,9 +550,9 @@ FROM _guide_attention_summary!(guide_attention_forward);
 -- Every CPU slice inside a forward region (operators and runtime calls), with its forward.
 CREATE PERFETTO VIEW guide_attention_forward_slice(
   -- Forward region id.
-  fwd_id LONG,
+  fwd_id JOINID(guide_attention_forward.id),
   -- Slice id.
-  id LONG,
+  id JOINID(slice.id),
   -- Start (ns).
   ts TIMESTAMP,
   -- Duration (ns).
@@ -564,9 +564,9 @@ CREATE PERFETTO VIEW guide_attention_forward_slice(
   -- Depth below the forward region (1 = called directly inside it).
   rel_depth LONG,
   -- Enclosing slice.
-  parent_id LONG,
+  parent_id JOINID(slice.id),
   -- Argument set (input shapes and types for operators).
-  arg_set_id LONG,
+  arg_set_id ARGSETID,
   -- Self time: duration minus that of the slices directly inside it (ns).
   self_ns DURATION
 ) AS

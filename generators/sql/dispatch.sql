@@ -14,7 +14,7 @@ CREATE PERFETTO TABLE guide_dispatch_row(
   -- Profiled step number.
   step LONG,
   -- Slice id.
-  id LONG,
+  id ID(slice.id),
   -- Row name.
   name STRING,
   -- Kineto category (cpu_op or user_annotation).
@@ -62,7 +62,7 @@ CREATE PERFETTO TABLE guide_dispatch_work(
   -- Profiled step number.
   step LONG,
   -- Slice id of the kernel (GPU) or operator (CPU).
-  id LONG,
+  id JOINID(slice.id),
   -- Start timestamp (ns).
   ts TIMESTAMP,
   -- Duration (ns): kernel time on a GPU, operator wall time on a CPU.
@@ -72,7 +72,7 @@ CREATE PERFETTO TABLE guide_dispatch_work(
   -- 'GPU kernel' or 'CPU operator'.
   kind STRING,
   -- Slice id of the operator that launched the kernel (the operator itself on a CPU).
-  op_id LONG,
+  op_id JOINID(slice.id),
   -- Name of that operator.
   op_name STRING
 ) AS

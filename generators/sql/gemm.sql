@@ -12,7 +12,7 @@ INCLUDE PERFETTO MODULE guide.shapes;
 -- with its problem size and the GPU kernels it launched (none on a CPU-only trace).
 CREATE PERFETTO TABLE guide_gemm_op(
   -- Slice id of the operator.
-  id LONG,
+  id ID(slice.id),
   -- Start timestamp (ns).
   ts TIMESTAMP,
   -- CPU duration of the operator call (ns).
@@ -20,7 +20,7 @@ CREATE PERFETTO TABLE guide_gemm_op(
   -- Operator name.
   name STRING,
   -- Track of the CPU thread.
-  track_id LONG,
+  track_id JOINID(track.id),
   -- Batch count (1 for mm/addmm).
   batch LONG,
   -- Rows of the output.

@@ -7,7 +7,7 @@
 -- Every slice with its Kineto category and the thread or GPU stream it ran on.
 CREATE PERFETTO VIEW guide_kineto_slice(
   -- Slice id.
-  id LONG,
+  id ID(slice.id),
   -- Start timestamp (ns).
   ts TIMESTAMP,
   -- Duration (ns).
@@ -19,11 +19,11 @@ CREATE PERFETTO VIEW guide_kineto_slice(
   -- Nesting depth on its track (0 = outermost).
   depth LONG,
   -- Enclosing slice on the same track, if any.
-  parent_id LONG,
+  parent_id JOINID(slice.id),
   -- Track the slice is on.
-  track_id LONG,
+  track_id JOINID(track.id),
   -- Argument set of the event (`args.*` keys).
-  arg_set_id LONG,
+  arg_set_id ARGSETID,
   -- Thread id in the trace (the stream id for GPU activity).
   tid LONG,
   -- Process id in the trace (the device index for GPU activity).
@@ -52,7 +52,7 @@ LEFT JOIN process AS p USING (upid);
 -- Work that ran on a GPU: kernels, memory copies and memory sets.
 CREATE PERFETTO VIEW guide_kineto_gpu_activity(
   -- Slice id.
-  id LONG,
+  id ID(slice.id),
   -- Start timestamp (ns).
   ts TIMESTAMP,
   -- Duration (ns).
@@ -66,7 +66,7 @@ CREATE PERFETTO VIEW guide_kineto_gpu_activity(
   -- Stream id.
   stream LONG,
   -- Argument set (grid, block, registers per thread, ...).
-  arg_set_id LONG
+  arg_set_id ARGSETID
 ) AS
 SELECT id, ts, dur, name, category, pid AS device, tid AS stream, arg_set_id
 FROM guide_kineto_slice
@@ -75,7 +75,7 @@ WHERE category IN ('kernel', 'gpu_memcpy', 'gpu_memset');
 -- CPU-side calls into the CUDA runtime or driver (launches, synchronisations, occupancy queries).
 CREATE PERFETTO VIEW guide_kineto_runtime_call(
   -- Slice id.
-  id LONG,
+  id ID(slice.id),
   -- Start timestamp (ns).
   ts TIMESTAMP,
   -- Duration (ns).
@@ -85,7 +85,7 @@ CREATE PERFETTO VIEW guide_kineto_runtime_call(
   -- cuda_runtime or cuda_driver.
   category STRING,
   -- Enclosing slice on the CPU thread (usually the aten:: operator that made the call).
-  parent_id LONG
+  parent_id JOINID(slice.id)
 ) AS
 SELECT id, ts, dur, name, category, parent_id
 FROM guide_kineto_slice
@@ -94,7 +94,7 @@ WHERE category IN ('cuda_runtime', 'cuda_driver');
 -- One row per profiled step (`ProfilerStep#N` annotations).
 CREATE PERFETTO VIEW guide_kineto_profiler_step(
   -- Slice id of the step annotation.
-  id LONG,
+  id ID(slice.id),
   -- Step number N as torch.profiler counts it.
   step LONG,
   -- Start timestamp (ns).
@@ -102,7 +102,7 @@ CREATE PERFETTO VIEW guide_kineto_profiler_step(
   -- Duration (ns).
   dur DURATION,
   -- Track of the CPU thread that ran the step.
-  track_id LONG
+  track_id JOINID(track.id)
 ) AS
 SELECT id, CAST(substr(name, length('ProfilerStep#') + 1) AS INT) AS step, ts, dur, track_id
 FROM guide_kineto_slice
@@ -111,9 +111,9 @@ WHERE name GLOB 'ProfilerStep#*';
 -- CPU launch -> GPU activity links, from the trace's `ac2g` flow events, checked by correlation id.
 CREATE PERFETTO TABLE guide_kineto_launch_link(
   -- Slice id of the runtime or driver call.
-  launch_id LONG,
+  launch_id JOINID(slice.id),
   -- Slice id of the kernel, copy or set it started.
-  gpu_id LONG,
+  gpu_id JOINID(slice.id),
   -- Time from the launch call's start to the GPU activity's start (ns).
   launch_to_start_ns DURATION
 ) AS
@@ -137,11 +137,11 @@ CREATE PERFETTO VIEW guide_kineto_step_label(
   -- Step number N of the enclosing `ProfilerStep#N`.
   step LONG,
   -- Slice id of the label.
-  id LONG,
+  id ID(slice.id),
   -- Label name, as passed to record_function().
   name STRING,
   -- Track of the CPU thread.
-  track_id LONG,
+  track_id JOINID(track.id),
   -- Nesting depth of the label on its track.
   depth LONG,
   -- Start of the label (ns).

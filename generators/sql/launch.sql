@@ -10,7 +10,7 @@ INCLUDE PERFETTO MODULE guide.windows;
 -- led to it: `ProfilerStep#N → label → aten::… → launch call → kernel`.
 CREATE PERFETTO VIEW guide_launch_chain(
   -- Slice id of the chain's last CPU slice (a launch call, or an operator that called nothing).
-  leaf_id LONG,
+  leaf_id JOINID(slice.id),
   -- Name of that slice.
   leaf_name STRING,
   -- Its Kineto category (cuda_runtime, cuda_driver or cpu_op).
@@ -20,9 +20,9 @@ CREATE PERFETTO VIEW guide_launch_chain(
   -- Duration of the leaf slice (ns).
   dur DURATION,
   -- Track of the CPU thread.
-  track_id LONG,
+  track_id JOINID(track.id),
   -- Slice id of the innermost cpu_op around (or equal to) the leaf.
-  op_id LONG,
+  op_id JOINID(slice.id),
   -- Name of that operator, e.g. aten::mm.
   op_name STRING,
   -- Number of annotations and operators above the leaf.
@@ -30,7 +30,7 @@ CREATE PERFETTO VIEW guide_launch_chain(
   -- The chain as text, outermost first, joined by ' → ' (ends with the GPU activity, if any).
   chain STRING,
   -- GPU activity the leaf launched (NULL for an operator that launched nothing).
-  gpu_id LONG,
+  gpu_id JOINID(slice.id),
   -- Kernel or copy name.
   gpu_name STRING,
   -- kernel, gpu_memcpy or gpu_memset.
@@ -114,7 +114,7 @@ LEFT JOIN guide_kineto_gpu_activity AS g ON g.id = leaf.gpu_id;
 -- Every kernel launch with the occupancy queries its operator made just before it.
 CREATE PERFETTO VIEW guide_launch_occupancy(
   -- Slice id of the launch call.
-  launch_id LONG,
+  launch_id JOINID(slice.id),
   -- Launch API name (cudaLaunchKernel, cuLaunchKernelEx, ...).
   launch_name STRING,
   -- Start of the launch call (ns).
@@ -152,7 +152,7 @@ WHERE c.gpu_category = 'kernel';
 -- The resources each kernel instance asked for, as the profiler recorded them in its args.
 CREATE PERFETTO VIEW guide_launch_kernel_footprint(
   -- Slice id of the kernel.
-  id LONG,
+  id ID(slice.id),
   -- Kernel name.
   name STRING,
   -- Start (ns).
@@ -218,7 +218,7 @@ FROM k;
 -- Matrix multiplies and the kernels they launched, with the FLOPs their input shapes imply.
 CREATE PERFETTO VIEW guide_launch_gemm(
   -- Slice id of the operator (aten::mm, aten::bmm or aten::addmm).
-  op_id LONG,
+  op_id JOINID(slice.id),
   -- Operator name.
   op_name STRING,
   -- Start of the operator (ns).
@@ -230,7 +230,7 @@ CREATE PERFETTO VIEW guide_launch_gemm(
   -- Multiply-adds x 2 from the recorded input shapes (NULL without record_shapes).
   flops LONG,
   -- The kernel it launched (NULL on a CPU-only trace; the last kernel if it launched several).
-  kernel_id LONG,
+  kernel_id JOINID(slice.id),
   -- Kernel name.
   kernel_name STRING,
   -- Kernel duration (ns).
@@ -281,7 +281,7 @@ LEFT JOIN launched AS l ON l.op_id = op.id AND l.rn = 1;
 -- Each device-wide synchronisation call and the GPU work it waited for.
 CREATE PERFETTO VIEW guide_launch_sync(
   -- Slice id of the call (cudaDeviceSynchronize or hipDeviceSynchronize).
-  id LONG,
+  id ID(slice.id),
   -- Call name.
   name STRING,
   -- Start (ns).
@@ -324,7 +324,7 @@ WHERE s.name GLOB '*DeviceSynchronize';
 -- the stream's earlier work (queueing), or nothing (launch latency).
 CREATE PERFETTO VIEW guide_launch_queue(
   -- Slice id of the launch call.
-  launch_id LONG,
+  launch_id JOINID(slice.id),
   -- Launch call name.
   launch_name STRING,
   -- Start of the launch call (ns).
@@ -332,7 +332,7 @@ CREATE PERFETTO VIEW guide_launch_queue(
   -- End of the launch call (ns).
   launch_end_ts TIMESTAMP,
   -- Slice id of the GPU activity it started.
-  gpu_id LONG,
+  gpu_id JOINID(slice.id),
   -- kernel, gpu_memcpy or gpu_memset.
   gpu_category STRING,
   -- Start of the GPU activity (ns).

@@ -9,7 +9,7 @@ INCLUDE PERFETTO MODULE guide.windows;
 -- Every model forward of every profiled `generate` call: the prefill, then one decode per token.
 CREATE PERFETTO TABLE guide_llm_forward(
   -- Slice id of the `prefill` or `decode` annotation.
-  id LONG,
+  id ID(slice.id),
   -- Profiler step (one generate call) the forward belongs to.
   step LONG,
   -- 'prefill' or 'decode'.
@@ -21,7 +21,7 @@ CREATE PERFETTO TABLE guide_llm_forward(
   -- CPU time of the forward: its annotation's duration (ns).
   dur DURATION,
   -- Track of the CPU thread.
-  track_id LONG,
+  track_id JOINID(track.id),
   -- Length of this token's turn: from this forward's start to the next forward's start (or the
   -- end of the generate call for the last one), i.e. forward plus generate's own work (ns).
   token_dur DURATION
@@ -60,7 +60,7 @@ LEFT JOIN gen USING (step);
 -- copied once out of the slice table so that every macro call sorts a small table.
 CREATE PERFETTO TABLE _guide_llm_cpu_call(
   -- Slice id.
-  id LONG,
+  id ID(slice.id),
   -- Start (ns).
   ts TIMESTAMP,
   -- Duration (ns).
@@ -70,7 +70,7 @@ CREATE PERFETTO TABLE _guide_llm_cpu_call(
   -- cpu_op, cuda_runtime or cuda_driver.
   category STRING,
   -- Track of the CPU thread.
-  track_id LONG
+  track_id JOINID(track.id)
 ) AS
 SELECT id, ts, dur, name, category, track_id
 FROM guide_kineto_slice
@@ -86,11 +86,11 @@ ORDER BY track_id, ts;
 -- columns, so kernel counts follow the launches even where the importer lost the kernel.
 CREATE PERFETTO TABLE guide_llm_kernel_launch(
   -- Slice id of the runtime or driver call.
-  launch_id LONG,
+  launch_id JOINID(slice.id),
   -- Its API name (cudaLaunchKernel, cuLaunchKernelEx, cudaGraphLaunch...).
   launch_name STRING,
   -- Slice id of the kernel; NULL when the trace processor dropped it.
-  kernel_id LONG,
+  kernel_id JOINID(slice.id),
   -- Kernel start (ns); NULL when dropped.
   kernel_ts TIMESTAMP,
   -- Kernel duration (ns); NULL when dropped.
@@ -318,13 +318,13 @@ RETURNS TableOrSubquery AS
 -- (record_shapes=True): input 1 is the weight, out_features x in_features.
 CREATE PERFETTO VIEW guide_llm_linear_read(
   -- Slice id of the aten::linear call.
-  id LONG,
+  id ID(slice.id),
   -- Start (ns).
   ts TIMESTAMP,
   -- CPU time of the call, everything it dispatched included (ns).
   dur DURATION,
   -- Track of the CPU thread.
-  track_id LONG,
+  track_id JOINID(track.id),
   -- Bytes of the weight matrix.
   weight_bytes LONG
 ) AS
@@ -343,11 +343,11 @@ WHERE name = 'aten::linear';
 -- aten::scaled_dot_product_attention: batch x heads x cached positions x head size).
 CREATE PERFETTO VIEW guide_llm_attention_read(
   -- Slice id of the aten::scaled_dot_product_attention call.
-  id LONG,
+  id ID(slice.id),
   -- Start (ns).
   ts TIMESTAMP,
   -- Track of the CPU thread.
-  track_id LONG,
+  track_id JOINID(track.id),
   -- Sequences in the batch.
   batch LONG,
   -- Query positions (the prompt length in prefill, 1 in decode).
@@ -415,7 +415,7 @@ END;
 -- Every attention call with the backend operator it dispatched to and the kernels it launched.
 CREATE PERFETTO VIEW guide_llm_attention_kernel(
   -- Slice id of the aten::scaled_dot_product_attention call.
-  sdpa_id LONG,
+  sdpa_id JOINID(slice.id),
   -- Name of the first operator nested directly inside it (the backend, e.g.
   -- aten::_scaled_dot_product_flash_attention); NULL if none.
   backend_op STRING,

@@ -67,7 +67,7 @@ END;
 -- One row per tensor input of every operator slice: its dimensions and strides as text.
 CREATE PERFETTO TABLE guide_shapes_input(
   -- Slice id of the operator.
-  slice_id LONG,
+  slice_id JOINID(slice.id),
   -- Position of the input in the operator's argument list (0-based).
   input_index LONG,
   -- Number of dimensions.

@@ -21,7 +21,7 @@ INCLUDE PERFETTO MODULE guide.shapes;
 -- NULL when that input is not a tensor with recorded dimensions.
 CREATE PERFETTO FUNCTION guide_traffic_input_numel(
   -- Argument set of the operator slice.
-  arg_set_id LONG,
+  arg_set_id ARGSETID,
   -- Input index (0-based).
   i LONG
 )
@@ -44,7 +44,7 @@ END;
 -- records no `Input Dims` entries and so reads as NULL: a few bytes, left out.
 CREATE PERFETTO FUNCTION guide_traffic_input_bytes(
   -- Argument set of the operator slice.
-  arg_set_id LONG,
+  arg_set_id ARGSETID,
   -- Input index (0-based).
   i LONG
 )
@@ -93,7 +93,7 @@ CREATE PERFETTO FUNCTION guide_traffic_write_numel(
   -- Operator name.
   name STRING,
   -- Argument set of the operator slice.
-  arg_set_id LONG
+  arg_set_id ARGSETID
 )
 -- Elements, or NULL when the shapes needed are not recorded.
 RETURNS LONG AS
@@ -143,7 +143,7 @@ CREATE PERFETTO FUNCTION guide_traffic_write_elem_bytes(
   -- Operator name.
   name STRING,
   -- Argument set of the operator slice.
-  arg_set_id LONG
+  arg_set_id ARGSETID
 )
 -- Bytes per element, or NULL for an unknown type.
 RETURNS LONG AS

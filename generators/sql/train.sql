@@ -16,7 +16,7 @@ INCLUDE PERFETTO MODULE guide.gemm;
 -- The phase a CPU annotation marks, from its name; NULL for any other slice. The names PyTorch
 -- writes itself (DataLoader, optimizer) are matched in every trace; the others are this guide's
 -- labels.
-CREATE PERFETTO FUNCTION guide_train_phase_name(
+CREATE PERFETTO FUNCTION _guide_train_phase_name(
   -- Slice name.
   name STRING
 )
@@ -35,7 +35,7 @@ END;
 
 -- The order the phases run in within a step (for sorting tables).
 CREATE PERFETTO FUNCTION guide_train_phase_order(
-  -- A phase name (guide_train_phase_name).
+  -- A phase name (_guide_train_phase_name).
   phase STRING
 )
 -- 1 for 'data' up to 7 for 'log_loss'; 8 for anything else.
@@ -57,7 +57,7 @@ END;
 -- own) are left out, so that their work is not charged to whatever phase is running.
 CREATE PERFETTO TABLE guide_train_thread(
   -- Track of the thread.
-  track_id LONG,
+  track_id JOINID(track.id),
   -- Thread id in the trace.
   tid LONG,
   -- 'step' or 'autograd'.
@@ -78,10 +78,10 @@ WHERE name GLOB 'autograd::engine::evaluate_function: *'
 -- Every phase of every profiled step: one row per phase annotation on the step's thread.
 CREATE PERFETTO TABLE guide_train_phase(
   -- Slice id of the annotation.
-  id LONG,
+  id JOINID(slice.id),
   -- Profiler step it belongs to.
   step LONG,
-  -- Phase (guide_train_phase_name).
+  -- Phase (_guide_train_phase_name).
   phase STRING,
   -- Annotation name as the trace writes it (names the optimizer and the DataLoader iterator).
   name STRING,
@@ -90,14 +90,14 @@ CREATE PERFETTO TABLE guide_train_phase(
   -- CPU time of the phase: the annotation's duration (ns).
   dur DURATION,
   -- Track of the step's thread.
-  track_id LONG,
+  track_id JOINID(track.id),
   -- Depth of the annotation on its track.
   depth LONG
 ) AS
 SELECT
   s.id,
   st.step,
-  guide_train_phase_name(s.name) AS phase,
+  _guide_train_phase_name(s.name) AS phase,
   s.name,
   s.ts,
   s.dur,
@@ -106,16 +106,16 @@ SELECT
 FROM guide_kineto_slice AS s
 JOIN guide_kineto_profiler_step AS st
   ON s.track_id = st.track_id AND s.ts >= st.ts AND s.ts < st.ts + st.dur
-WHERE s.category = 'user_annotation' AND guide_train_phase_name(s.name) IS NOT NULL
+WHERE s.category = 'user_annotation' AND _guide_train_phase_name(s.name) IS NOT NULL
 ORDER BY s.ts;
 
 -- The CPU operators of each phase: on the step's thread inside the annotation, and on an
 -- autograd engine thread during it.
 CREATE PERFETTO TABLE guide_train_phase_op(
   -- Phase annotation (guide_train_phase.id).
-  phase_id LONG,
+  phase_id JOINID(slice.id),
   -- Slice id of the operator.
-  id LONG,
+  id JOINID(slice.id),
   -- Operator name.
   name STRING,
   -- Start (ns).
@@ -126,7 +126,12 @@ CREATE PERFETTO TABLE guide_train_phase_op(
   -- thread: an operator with no operator above it).
   level LONG,
   -- 'step' or 'autograd' (guide_train_thread.role).
-  thread_role STRING
+  thread_role STRING,
+  -- 1 for an operator; 0 for the autograd engine's own rows, which Kineto records as CPU ops
+  -- too: `autograd::engine::evaluate_function: <Node>` and the node's row directly under it
+  -- (`MmBackward0`, `torch::autograd::AccumulateGrad`). They are bookkeeping around the
+  -- operators a node runs, and would double the backward's count if counted as operators.
+  is_operator LONG
 ) AS
 SELECT
   p.id AS phase_id,
@@ -136,10 +141,15 @@ SELECT
   s.dur,
   IIF(th.role = 'step', s.depth - p.depth,
     1 + (SELECT COUNT(*) FROM ancestor_slice(s.id) AS a WHERE a.category = 'cpu_op')) AS level,
-  th.role AS thread_role
+  th.role AS thread_role,
+  NOT (
+    s.name GLOB 'autograd::engine::evaluate_function: *'
+    OR COALESCE(up.name = 'autograd::engine::evaluate_function: ' || s.name, FALSE)
+  ) AS is_operator
 FROM guide_train_phase AS p
 JOIN guide_kineto_slice AS s ON s.ts >= p.ts AND s.ts < p.ts + p.dur
 JOIN guide_train_thread AS th ON th.track_id = s.track_id
+LEFT JOIN slice AS up ON up.id = s.parent_id
 WHERE s.category = 'cpu_op'
   AND (th.role = 'autograd' OR (s.track_id = p.track_id AND s.depth > p.depth));
 
@@ -147,13 +157,13 @@ WHERE s.category = 'cpu_op'
 -- step's thread inside the phase, or on an autograd engine thread during it.
 CREATE PERFETTO TABLE guide_train_phase_gpu(
   -- Phase annotation (guide_train_phase.id).
-  phase_id LONG,
+  phase_id JOINID(slice.id),
   -- Slice id of the launch (runtime or driver call).
-  launch_id LONG,
+  launch_id JOINID(slice.id),
   -- Launch call name.
   launch_name STRING,
   -- Slice id of the GPU activity.
-  gpu_id LONG,
+  gpu_id JOINID(slice.id),
   -- Kernel, copy or memset name.
   name STRING,
   -- kernel, gpu_memcpy or gpu_memset.
@@ -183,7 +193,7 @@ WHERE th.role = 'autograd' OR r.track_id = p.track_id;
 -- What each phase cost: its CPU time and operators, and the GPU work it launched.
 CREATE PERFETTO TABLE guide_train_phase_cost(
   -- Phase annotation (guide_train_phase.id).
-  id LONG,
+  id JOINID(slice.id),
   -- Profiler step.
   step LONG,
   -- Phase name.
@@ -192,7 +202,8 @@ CREATE PERFETTO TABLE guide_train_phase_cost(
   ts TIMESTAMP,
   -- CPU time of the phase (ns).
   dur DURATION,
-  -- CPU operators in the phase, at every level.
+  -- Operators in the phase, at every level (guide_train_phase_op.is_operator: the autograd
+  -- engine's node rows are not operators).
   cpu_ops LONG,
   -- Operators the phase's own code called (level 1).
   top_ops LONG,
@@ -208,7 +219,7 @@ CREATE PERFETTO TABLE guide_train_phase_cost(
 ) AS
 WITH
   ops AS (
-    SELECT phase_id, COUNT(*) AS cpu_ops, SUM(level = 1) AS top_ops
+    SELECT phase_id, SUM(is_operator) AS cpu_ops, SUM(is_operator AND level = 1) AS top_ops
     FROM guide_train_phase_op
     GROUP BY phase_id
   ),
@@ -248,9 +259,9 @@ LEFT JOIN busy ON busy.group_id = p.id;
 -- backward GEMMs on whichever thread ran the backward.
 CREATE PERFETTO TABLE guide_train_gemm(
   -- Slice id of the GEMM operator.
-  id LONG,
+  id JOINID(slice.id),
   -- Phase annotation it ran in.
-  phase_id LONG,
+  phase_id JOINID(slice.id),
   -- Phase name.
   phase STRING,
   -- Operator name (aten::mm, aten::addmm, ...).
@@ -287,17 +298,17 @@ JOIN guide_train_phase AS p ON p.id = o.phase_id;
 -- operator to the backward node that autograd runs for it (the sequence number ties them).
 CREATE PERFETTO TABLE guide_train_fwdbwd(
   -- Slice id of the forward operator.
-  forward_id LONG,
+  forward_id JOINID(slice.id),
   -- Its name.
   forward_name STRING,
   -- Its thread's track.
-  forward_track_id LONG,
+  forward_track_id JOINID(track.id),
   -- Slice id of the backward node's slice.
-  backward_id LONG,
+  backward_id JOINID(slice.id),
   -- Its name (e.g. MmBackward0).
   backward_name STRING,
   -- Its thread's track.
-  backward_track_id LONG,
+  backward_track_id JOINID(track.id),
   -- Start of the backward slice (ns).
   backward_ts TIMESTAMP
 ) AS
@@ -319,6 +330,13 @@ WHERE extract_arg(f.arg_set_id, 'cat') = 'fwdbwd';
 -- slice named `[memory]` on the thread that made it, with the event's fields as arguments. On a
 -- GPU, CUDA events count the caching allocator's live bytes; on a CPU the running total counts
 -- only what was allocated since the profiler started (earlier allocations are not in it).
+--
+-- One device's events can come from more than one counter: with DataLoader workers on a CPU,
+-- the shared-memory blocks a batch arrives in report their own allocations and frees with a
+-- `Total Allocated` of 0, interleaved with the allocator's. Mixed in, they would drop the line
+-- to 0 and back. So an event is kept only when it continues the running total of the events
+-- kept before it (its total less its own bytes equals the last kept total), walking each
+-- device's events in order from the first one whose total is not below its own bytes.
 CREATE PERFETTO TABLE guide_train_memory(
   -- Time of the allocation or free (ns).
   ts TIMESTAMP,
@@ -333,8 +351,8 @@ CREATE PERFETTO TABLE guide_train_memory(
   -- Phase the event falls in (NULL between phases).
   phase STRING
 ) AS
-WITH
-  ev AS (
+WITH RECURSIVE
+  ev AS MATERIALIZED (
     SELECT
       s.ts,
       extract_arg(s.arg_set_id, 'args.Bytes') AS bytes,
@@ -344,16 +362,41 @@ WITH
       s.id
     FROM slice AS s
     WHERE s.name = '[memory]'
+  ),
+  numbered AS MATERIALIZED (
+    SELECT ev.*, ROW_NUMBER() OVER (PARTITION BY device ORDER BY ts, id) AS rn
+    FROM ev
+    WHERE device IS NOT NULL
+  ),
+  first_kept AS (
+    SELECT device, MIN(rn) AS rn FROM numbered WHERE allocated_bytes >= bytes GROUP BY device
+  ),
+  -- One row per event from the first kept one on: the running total so far, and whether the
+  -- event continues it.
+  walk(device, rn, id, total, kept) AS (
+    SELECT n.device, n.rn, n.id, n.allocated_bytes, 1
+    FROM numbered AS n
+    JOIN first_kept AS f ON f.device = n.device AND f.rn = n.rn
+    UNION ALL
+    SELECT
+      n.device,
+      n.rn,
+      n.id,
+      IIF(n.allocated_bytes - n.bytes = w.total, n.allocated_bytes, w.total),
+      n.allocated_bytes - n.bytes = w.total
+    FROM walk AS w
+    JOIN numbered AS n ON n.device = w.device AND n.rn = w.rn + 1
   )
 SELECT
-  ev.ts,
-  ev.bytes,
-  ev.allocated_bytes,
-  ev.device,
+  n.ts,
+  n.bytes,
+  n.allocated_bytes,
+  n.device,
   (SELECT st.step FROM guide_kineto_profiler_step AS st
-    WHERE ev.ts >= st.ts AND ev.ts < st.ts + st.dur) AS step,
+    WHERE n.ts >= st.ts AND n.ts < st.ts + st.dur) AS step,
   (SELECT p.phase FROM guide_train_phase AS p
-    WHERE ev.ts >= p.ts AND ev.ts < p.ts + p.dur ORDER BY p.depth DESC LIMIT 1) AS phase
-FROM ev
-WHERE ev.device IS NOT NULL
-ORDER BY ev.ts, ev.id;
+    WHERE n.ts >= p.ts AND n.ts < p.ts + p.dur ORDER BY p.depth DESC LIMIT 1) AS phase
+FROM walk AS w
+JOIN numbered AS n ON n.id = w.id
+WHERE w.kept
+ORDER BY n.ts, n.id;

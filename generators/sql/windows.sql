@@ -134,7 +134,7 @@ JOIN guide_windows_gpu_busy!(span) AS b USING (window_id);
 -- loop.
 CREATE PERFETTO TABLE guide_windows_loop(
   -- Window id: the step's slice id, or 0 for the one window of a trace without steps.
-  window_id LONG,
+  window_id JOINID(slice.id),
   -- Step number N, or NULL for the one window of a trace without steps.
   step LONG,
   -- Start of the window (ns).
@@ -161,7 +161,7 @@ WHERE NOT EXISTS (SELECT 1 FROM steps);
 -- gap. A gap is clipped to the loop window it falls in (guide_windows_loop).
 CREATE PERFETTO TABLE guide_windows_gpu_gap(
   -- Loop window the gap lies in (guide_windows_loop.window_id).
-  window_id LONG,
+  window_id JOINID(slice.id),
   -- Device index.
   device LONG,
   -- Start of the gap, clipped to its window (ns).
@@ -169,7 +169,7 @@ CREATE PERFETTO TABLE guide_windows_gpu_gap(
   -- Length of the gap inside its window (ns).
   dur DURATION,
   -- Slice id of the GPU activity that ended the gap.
-  next_gpu_id LONG,
+  next_gpu_id JOINID(slice.id),
   -- Start of the CPU call that launched that activity (ns); NULL when the trace has no launch
   -- flows for it.
   next_launch_ts TIMESTAMP,
