@@ -19,7 +19,13 @@ import pytest
 from generators.doctor.detectors import load_detectors
 from generators.doctor.examine import examine
 from generators.tp import open_trace
-from tests.browser.perfetto_ui import NON_LOCAL, STEP_TIMEOUT_MS, TRACE_READY_JS
+from tests.browser.perfetto_ui import (
+    NON_LOCAL,
+    STEP_TIMEOUT_MS,
+    TOLERANCE_NS,
+    TRACE_READY_JS,
+    VISIBLE_WINDOW_JS,
+)
 from tests.reference_traces import H100_BERT
 
 if TYPE_CHECKING:
@@ -192,3 +198,44 @@ def test_a_corrupt_file_gets_a_clear_message(
         timeout=STEP_TIMEOUT_MS,
     )
     assert "it is not a JSON trace" in status.inner_text()
+
+
+def test_report_evidence_button_opens_perfetto_on_that_moment(
+    context: BrowserContext,
+    static_server: StaticServer,
+    perfetto_ui: str,
+    console_errors: ConsoleErrors,
+    tmp_path: Path,
+) -> None:
+    """The command line's HTML report: choose the trace once, then an evidence row's button
+    opens the Perfetto UI with the trace, zoomed on that row's window."""
+    from generators.doctor.render import render_html
+
+    with open_trace(H100_BERT) as tp:
+        report = examine(tp, H100_BERT, load_detectors())
+    (tmp_path / "report.html").write_text(
+        render_html([report], "http://127.0.0.1:1/", perfetto_ui), encoding="utf-8"
+    )
+    page = console_errors.watch(context.new_page(), "report")
+    page.goto(static_server(tmp_path) + "/report.html")
+    page.set_input_files("input[type=file][data-trace='t1']", str(H100_BERT))
+    button = page.locator("button.open").first
+    start, end = (
+        int(button.get_attribute("data-vis-start")),
+        int(button.get_attribute("data-vis-end")),
+    )
+    with context.expect_page(timeout=STEP_TIMEOUT_MS) as popup:
+        button.click()
+    ui = console_errors.watch(popup.value, "perfetto")
+    ui.wait_for_function(TRACE_READY_JS, timeout=60_000)
+    ui.wait_for_function(
+        "() => window.app.trace.timeline.visibleWindow.duration < 1e9", timeout=STEP_TIMEOUT_MS
+    )
+    span = ui.evaluate(VISIBLE_WINDOW_JS)
+    shown_start = int(span["integral"]) + round(span["fractional"])
+    assert abs(shown_start - start) <= TOLERANCE_NS
+    assert abs(shown_start + round(span["duration"]) - end) <= TOLERANCE_NS
+    page.wait_for_function(
+        "() => document.querySelector('.picker .status').textContent.startsWith('Opened')",
+        timeout=STEP_TIMEOUT_MS,
+    )
