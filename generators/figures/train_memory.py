@@ -14,7 +14,6 @@ from matplotlib.patches import Patch
 from generators.figures import (
     CONTENT_WIDTH_IN,
     FigureContext,
-    hardware_label,
     plain_text,
     top_legend,
 )
@@ -104,8 +103,10 @@ def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
     fig.text(
         0.1 / CONTENT_WIDTH_IN,
         1 - 0.08 / HEIGHT_IN,
+        # The hardware is named under the figure and in the page's provenance box; here it
+        # would not fit the figure's width.
         f"{plain_text(context.step_title)} — {plain_text(context.variant)}: {device} memory "
-        f"allocated ({len(rows)} allocator events) on {hardware_label(context)}",
+        f"allocated ({len(rows)} allocator events)",
         fontsize=10,
         va="top",
     )
