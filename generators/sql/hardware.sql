@@ -15,7 +15,6 @@
 
 INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.kernel_names;
-INCLUDE PERFETTO MODULE guide.shapes;
 
 -- Peak rates of the GPUs the guide knows, from the vendors' datasheets: one row per GPU model.
 CREATE PERFETTO TABLE guide_hardware_peak(
