@@ -47,6 +47,7 @@ if str(REPO_ROOT) not in sys.path:  # the hook imports the project's own formatt
 
 from generators import env  # noqa: E402
 from generators.devices import DEVICES, is_fallback, shown_device  # noqa: E402
+from generators.markdown import fenced  # noqa: E402
 from generators.queries import Query, load_query  # noqa: E402
 from generators.sql_sources import objects_used  # noqa: E402
 from generators.table_cells import wrappable  # noqa: E402
@@ -273,7 +274,7 @@ class Renderer:
             "",
             f"    {self.source_link(query.path)}, run on the trace by `make derive`:",
             "",
-            *_fenced(query.sql, "sql", indent="    "),
+            *fenced(query.sql, "sql", indent="    "),
         ]
         # Each definition is printed once per page (highlighting them all under every table made
         # the build several times slower); later blocks name what an earlier one shows.
@@ -291,7 +292,7 @@ class Renderer:
             for obj in new:
                 parts += [
                     "",
-                    *_fenced(
+                    *fenced(
                         obj.text,
                         "sql",
                         indent="    ",
@@ -347,7 +348,7 @@ class Renderer:
                 f"the {ds.device} capture record of {call.step}/{call.variant} names no command "
                 "line: recapture it"
             )
-        block = "\n".join(_fenced(command_lines(words), "bash"))
+        block = "\n".join(fenced(command_lines(words), "bash"))
         return f"\n{block}\n"
 
     def _setting(self, call: Call, ds: DeviceSet, paths: list[Path]) -> str:
@@ -395,7 +396,7 @@ class Renderer:
     def _profiler_table(self, call: Call, ds: DeviceSet, paths: list[Path]) -> str:
         text = paths[0].read_text().rstrip("\n")
         title = f"key_averages().table() — {DEVICE_LABEL[ds.device]}"
-        block = "\n".join(_fenced(text, "text", title=title))
+        block = "\n".join(fenced(text, "text", title=title))
         return (
             '\n<section class="pg-profiler-table" data-search-exclude="" markdown>\n'
             f"{block}\n</section>\n"
@@ -596,18 +597,6 @@ def _setting_keys(settings: dict, prefix: str = "") -> list[str]:
         else:
             keys.append(f"{prefix}{key}")
     return keys
-
-
-def _fenced(text: str, lang: str, indent: str = "", title: str = "") -> list[str]:
-    """A fenced code block whose fence is longer than any backtick run inside ``text``."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    head = f"{fence}{lang}" + (f' title="{title}"' if title else "")
-    return [
-        indent + head,
-        *(indent + line if line else "" for line in text.splitlines()),
-        indent + fence,
-    ]
 
 
 def _load_sets() -> dict[str, DeviceSet]:

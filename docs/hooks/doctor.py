@@ -33,6 +33,7 @@ from generators.doctor.browser import widget_html  # noqa: E402
 from generators.doctor.detectors import Detector, load_detectors  # noqa: E402
 from generators.doctor.gallery import GALLERY_DIR, GALLERY_FILE  # noqa: E402
 from generators.doctor.render import _slug, guide_section  # noqa: E402
+from generators.markdown import fenced  # noqa: E402
 from generators.units import format_duration_ns  # noqa: E402
 
 ARTIFACTS_DIR = Path(env.ARTIFACTS_DIR.get() or REPO_ROOT / "artifacts")
@@ -76,11 +77,7 @@ def _detector_section(det: Detector, page: str) -> str:
         else "\n**The lesson:** "
         f"[{guide_section(det)}]({_md_link(page, det.guide_page, det.guide_anchor)})\n"
     )
-    sql = det.sql()
-    fence = "`" * max(3, max((len(r) for r in re.findall(r"`+", sql)), default=0) + 1)
-    body = "\n".join(
-        "    " + line if line else "" for line in [f"{fence}sql", *sql.splitlines(), fence]
-    )
+    body = "\n".join(fenced(det.sql(), "sql", indent="    "))
     return f"""### {det.title} {{ #{det.id} }}
 
 `{det.id}` · severity **{det.severity}** · needs: {needs}
@@ -162,9 +159,7 @@ def render_example(slug: str) -> str:
                     lines.append(
                         f"     {format_duration_ns(r['dur'] or 0):>9}  {r['location']}: {r['what']}"
                     )
-            text = "\n".join(lines)
-            fence = "`" * max(3, max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
-            return f"{fence}text\n{text}\n{fence}"
+            return "\n".join(fenced("\n".join(lines), "text"))
     raise PluginError(f"doctor_example({slug!r}): no such trace in the gallery")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ class Finding:
     def unlisted(self) -> int:
         return sum(1 for r in self.rows if r.get("evidence", 1)) - len(self.evidence)
 
+    @functools.cached_property
     def breakdown(self) -> list[tuple[str, int, int]]:
         """(value, rows, cost_ns) per value of the detector's breakdown column, costliest first."""
         col = self.detector.breakdown

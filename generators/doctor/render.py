@@ -114,7 +114,7 @@ def to_json_obj(report: Report, base: str) -> dict[str, Any]:
             "false_positives": d.false_positives,
             "guide": {"url": guide_url(d, base), "section": guide_section(d)},
             "params": {p.name: p.value for p in d.params},
-            "breakdown": [{"value": v, "rows": n, "cost_ns": c} for v, n, c in f.breakdown()],
+            "breakdown": [{"value": v, "rows": n, "cost_ns": c} for v, n, c in f.breakdown],
             "evidence": [
                 {
                     **{k: v for k, v in r.items() if k != "evidence"},
@@ -179,9 +179,9 @@ def render_text(reports: list[Report], base: str) -> str:
             out.append(f"   Seen:  {clean(f.seen)}")
             for label, val in (("Why", d.why), ("Try", d.try_), ("After", d.after)):
                 out.append(f"   {label + ':':6} {val}")
-            if f.breakdown():
+            if f.breakdown:
                 parts = [
-                    f"{clean(v)}: {n} × {format_duration_ns(c)}" for v, n, c in f.breakdown()[:6]
+                    f"{clean(v)}: {n} × {format_duration_ns(c)}" for v, n, c in f.breakdown[:6]
                 ]
                 out.append(f"   By {d.breakdown}: " + "; ".join(parts))
             out.append(f"   Guide: {guide_url(d, base)} ({guide_section(d)})")
@@ -223,11 +223,11 @@ def render_markdown(reports: list[Report], base: str) -> str:
             out += ["", f"**Why it matters.** {d.why}", "", f"**What to try.** {d.try_}"]
             out += ["", f"**After.** {d.after}", ""]
             out.append(f"Guide: [{guide_section(d)}]({guide_url(d, base)})")
-            if f.breakdown():
+            if f.breakdown:
                 out += ["", f"| {d.breakdown} | rows | time |", "| --- | ---: | ---: |"]
                 out += [
                     f"| {md_cell(v)} | {n} | {format_duration_ns(c)} |"
-                    for v, n, c in f.breakdown()[:10]
+                    for v, n, c in f.breakdown[:10]
                 ]
             out += ["", "| start | duration | where | what |", "| ---: | ---: | --- | --- |"]
             out += [
@@ -280,14 +280,14 @@ def _html_finding(report: Report, f: Finding, base: str, index: int) -> str:
         f'<p><strong>Guide:</strong> <a href="{_e(guide_url(d, base))}">'
         f"{_e(guide_section(d))}</a></p>",
     ]
-    if f.breakdown():
+    if f.breakdown:
         parts.append(
             f'<table class="breakdown"><thead><tr><th>{_e(d.breakdown)}</th>'
             "<th>rows</th><th>time</th></tr></thead><tbody>"
         )
         parts += [
             f"<tr><td>{_e(v)}</td><td>{n}</td><td>{format_duration_ns(c)}</td></tr>"
-            for v, n, c in f.breakdown()[:10]
+            for v, n, c in f.breakdown[:10]
         ]
         parts.append("</tbody></table>")
     parts.append(
