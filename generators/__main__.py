@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from generators.capture import CaptureError, capture_steps, resolve_device
+from generators.capture import CaptureError, capture_steps, parse_only, resolve_device
 from generators.steps import DEVICES, STEPS, UnknownStepError, select_steps
 from generators.store import ARTIFACTS_ROOT, CAPTURED_FILES, dump_json, staged_device_set
 
@@ -63,7 +63,8 @@ def cmd_capture(args: argparse.Namespace) -> None:
     device = resolve_device(args.device)
     out = args.out.resolve()
     started = time.perf_counter()
-    results = capture_steps(steps, device, out, keep_going=args.keep_going)
+    only = parse_only(args.only, steps, device) if args.only else None
+    results = capture_steps(steps, device, out, keep_going=args.keep_going, only=only)
     log_path = out / "capture-log.json"
     log_path.write_text(
         dump_json(
@@ -181,6 +182,9 @@ def main(argv: list[str] | None = None) -> int:
     cap.add_argument("--step", default=None, help="one step slug (default: all)")
     cap.add_argument("--out", type=Path, required=True, help="folder for <step>/<variant>/")
     cap.add_argument("--keep-going", action="store_true", help="skip failed variants, go on")
+    cap.add_argument(
+        "--only", default=None, help="comma-separated step/variant or step names (default: all)"
+    )
     cap.set_defaults(run=cmd_capture)
     imp = sub.add_parser("import", help="add captures made elsewhere to a device set, derive")
     imp.add_argument("--device", required=True, choices=list(DEVICES))

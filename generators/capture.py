@@ -72,6 +72,31 @@ def capture_sources(step: Step) -> list[Path]:
     return [step.workload_path, gen / "profiling.py"]
 
 
+def parse_only(text: str, steps: tuple[Step, ...], device: str) -> frozenset[str]:
+    """``step/variant`` or ``step`` names, comma-separated, as the ``step/variant`` pairs they mean.
+
+    Every name must exist and run on ``device``: a typo must not silently capture nothing.
+    """
+    runnable = {s.slug: [v.name for v in s.variants_for(device)] for s in steps}
+    chosen: set[str] = set()
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        slug, _, name = item.partition("/")
+        if slug not in runnable:
+            raise CaptureError(f"--only {item!r}: no step {slug!r} (known: {', '.join(runnable)})")
+        if not name:
+            chosen.update(f"{slug}/{v}" for v in runnable[slug])
+        elif name in runnable[slug]:
+            chosen.add(item)
+        else:
+            raise CaptureError(
+                f"--only {item!r}: {slug} has no variant {name!r} that runs on {device} "
+                f"(those that do: {', '.join(runnable[slug])})"
+            )
+    if not chosen:
+        raise CaptureError("--only names no variant")
+    return frozenset(chosen)
+
+
 def capture_variant(step: Step, variant: Variant, device: str, out_dir: Path) -> CaptureResult:
     args = variant.args_for(device)
     if args is None:
@@ -129,15 +154,23 @@ def capture_variant(step: Step, variant: Variant, device: str, out_dir: Path) ->
 
 
 def capture_steps(
-    steps: tuple[Step, ...], device: str, stage: Path, *, keep_going: bool = False
+    steps: tuple[Step, ...],
+    device: str,
+    stage: Path,
+    *,
+    keep_going: bool = False,
+    only: frozenset[str] | None = None,
 ) -> list[CaptureResult]:
     """Capture every variant of ``steps`` that can run on ``device`` into ``stage``.
 
     Variants that compile run last, so that a run cut short by a time limit has the cheap,
     fundamental captures first. With ``keep_going`` a failed variant is logged and skipped
     (its folder removed) instead of ending the run; the failures come back in the results.
+    ``only`` keeps the named ``step/variant`` pairs (see ``parse_only``).
     """
     jobs = [(step, variant) for step in steps for variant in step.variants_for(device)]
+    if only is not None:
+        jobs = [(s, v) for s, v in jobs if f"{s.slug}/{v.name}" in only]
     jobs.sort(key=lambda job: "--compile" in (job[1].args_for(device) or ()))
     skipped = [f"{s.slug}/{v.name}" for s in steps for v in s.variants if v.needs_cuda]
     if skipped and device != "cuda":
