@@ -36,7 +36,7 @@ import shlex
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urljoin, urlsplit
 
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
@@ -217,8 +217,13 @@ class Renderer:
         return None
 
     def url(self, device: str, rel: str) -> str:
-        """A URL relative to the page for ``artifacts/<device>/<rel>``."""
-        target = f"artifacts/{device}/{rel}"
+        """A URL relative to the page for ``artifacts/<device>/<rel>``.
+
+        An edition that does not publish the artifacts itself links to the copy that
+        ``extra.artifacts_edition`` names (relative to its root): the Japanese edition links to
+        the English edition's.
+        """
+        target = posixpath.join(artifacts_edition(self.config) or "", f"artifacts/{device}/{rel}")
         return posixpath.relpath(target, self.page_dir or ".")
 
     # -- rendering ----------------------------------------------------------------------------
@@ -431,7 +436,10 @@ class Renderer:
         link = ""
         site_url = (self.config.get("site_url") or "").rstrip("/")
         if site_url.startswith("https://"):
-            trace_url = f"{site_url}/artifacts/{ds.device}/{rel}"
+            root = posixpath.normpath(
+                posixpath.join(urlsplit(site_url).path or "/", artifacts_edition(self.config) or "")
+            )
+            trace_url = urljoin(site_url, f"{root.rstrip('/')}/artifacts/{ds.device}/{rel}")
             href = f"{origin}/#!/?url={quote(trace_url, safe='')}"
             if start is not None and end is not None:
                 href += f"&visStart={round(start * 1e9)}&visEnd={round(end * 1e9)}"
@@ -615,12 +623,20 @@ def on_pre_build(config: dict) -> None:
     _strict_problems.clear()
 
 
+def artifacts_edition(config: dict) -> str | None:
+    """Where another edition publishes the artifacts, relative to this one's root (None: here)."""
+    return (config.get("extra") or {}).get("artifacts_edition")
+
+
 def on_files(files: Files, config: dict) -> Files:
     """Publish every artifact of every device set beside the pages, under artifacts/.
 
     Markdown tables are left out: they are embedded in pages (and MkDocs would take them for
-    pages of their own); each one's CSV is published and linked instead.
+    pages of their own); each one's CSV is published and linked instead. An edition that links
+    to another edition's copy (``extra.artifacts_edition``) publishes none.
     """
+    if artifacts_edition(config):
+        return files
     for device, ds in _load_sets().items():
         for rel in sorted(ds.manifest["files"]):
             if rel.endswith(".md"):
