@@ -5,32 +5,47 @@ INCLUDE PERFETTO MODULE guide.train;
 
 WITH
   steps AS (SELECT COUNT(*) AS n FROM guide_kineto_profiler_step),
-  top AS (
+  top AS MATERIALIZED (
     SELECT p.phase, o.id, o.name, o.dur, o.ts
     FROM guide_train_phase_op AS o
     JOIN guide_train_phase AS p ON p.id = o.phase_id
     WHERE p.phase IN ('optimizer', 'zero_grad') AND o.level = 1
   ),
-  -- The GPU work each top-level operator launched, from anywhere below it.
-  launched AS (
-    SELECT top.id, g.name, g.dur
+  -- The kernels each top-level operator launched, from anywhere below it: the operator is the
+  -- launch call's ancestor (a walk up from each launch, not a search of every operator).
+  launched AS MATERIALIZED (
+    SELECT
+      (SELECT a.id FROM ancestor_slice(g.launch_id) AS a WHERE a.id IN (SELECT id FROM top))
+        AS id,
+      g.name,
+      g.dur
+    FROM guide_train_phase_gpu AS g
+    JOIN guide_train_phase AS p ON p.id = g.phase_id
+    WHERE p.phase IN ('optimizer', 'zero_grad') AND g.category = 'kernel'
+  ),
+  per_op AS (
+    SELECT top.phase, top.name, COUNT(l.id) AS kernels, MAX(l.dur) AS longest_ns
     FROM top
-    JOIN guide_train_phase_gpu AS g ON g.phase_id IN (
-      SELECT id FROM guide_train_phase WHERE phase IN ('optimizer', 'zero_grad')
-    )
-    JOIN guide_kineto_slice AS r ON r.id = g.launch_id
-    WHERE r.ts >= top.ts AND r.ts < top.ts + top.dur AND g.category = 'kernel'
+    LEFT JOIN launched AS l ON l.id = top.id
+    GROUP BY top.phase, top.name
+  ),
+  longest AS (
+    SELECT top.phase, top.name, l.name AS kernel_name,
+      ROW_NUMBER() OVER (PARTITION BY top.phase, top.name ORDER BY l.dur DESC, l.name) AS rank
+    FROM top
+    JOIN launched AS l ON l.id = top.id
   )
 SELECT
   top.phase,
   top.name,
   COUNT(*) * 1.0 / steps.n AS calls_per_step,
   CAST(SUM(top.dur) / steps.n AS INT) AS cpu_ns,
-  IIF(traced.yes, (SELECT COUNT(*) FROM launched AS l WHERE l.id IN (SELECT id FROM top AS t2
-    WHERE t2.phase = top.phase AND t2.name = top.name)) * 1.0 / steps.n, NULL) AS kernels,
-  (SELECT l.name FROM launched AS l WHERE l.id IN (SELECT id FROM top AS t2
-    WHERE t2.phase = top.phase AND t2.name = top.name) ORDER BY l.dur DESC LIMIT 1)
-    AS kernel_name
-FROM top, steps, (SELECT EXISTS (SELECT 1 FROM guide_kineto_gpu_activity) AS yes) AS traced
+  IIF(traced.yes, per_op.kernels * 1.0 / steps.n, NULL) AS kernels,
+  longest.kernel_name
+FROM top
+CROSS JOIN steps
+CROSS JOIN (SELECT EXISTS (SELECT 1 FROM guide_kineto_gpu_activity) AS yes) AS traced
+JOIN per_op USING (phase, name)
+LEFT JOIN longest ON longest.phase = top.phase AND longest.name = top.name AND longest.rank = 1
 GROUP BY top.phase, top.name
 ORDER BY guide_train_phase_order(top.phase), calls_per_step DESC, top.name;
