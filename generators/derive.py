@@ -24,7 +24,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from generators import figures
+from generators import figures, i18n
 from generators.queries import Query, load_query
 from generators.steps import REPO_ROOT, STEPS, Step
 from generators.store import (
@@ -84,7 +84,7 @@ def to_csv(rows: Rows) -> str:
 
 
 #: What a table shows when its query found nothing in the trace.
-NO_ROWS = "The query found no rows in this trace."
+NO_ROWS = i18n.NO_ROWS["en"]
 
 
 def to_markdown(rows: Rows, query: Query) -> str:

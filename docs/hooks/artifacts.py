@@ -47,10 +47,11 @@ if str(REPO_ROOT) not in sys.path:  # the hook imports the project's own formatt
 
 from generators import env  # noqa: E402
 from generators.devices import DEVICES, is_fallback, shown_device  # noqa: E402
+from generators.i18n import NO_ROWS, figure_file  # noqa: E402
 from generators.markdown import fenced  # noqa: E402
 from generators.queries import Query, load_query  # noqa: E402
 from generators.sql_sources import objects_used  # noqa: E402
-from generators.table_cells import wrappable  # noqa: E402
+from generators.table_cells import cell_html, wrappable  # noqa: E402
 from generators.units import format_value  # noqa: E402
 
 log = logging.getLogger("mkdocs.hooks.artifacts")
@@ -190,6 +191,7 @@ class Renderer:
             else page_url.rstrip("/")
         )
         self.config = config
+        self.lang = edition_language(config)
         self.state = PageState()
 
     # -- locating -----------------------------------------------------------------------------
@@ -235,25 +237,32 @@ class Renderer:
         paths = [ds.file(call.step, call.variant, name) for name in files_for(call)]
         return getattr(self, f"_{call.func}")(call, ds, paths)
 
+    def t(self, en: str, ja: str) -> str:
+        """The text in this edition's language: each translation sits beside its English."""
+        return ja if self.lang == "ja" else en
+
     def needs_cuda(self, call: Call) -> str:
         command = f"make artifacts DEVICE=cuda STEP={call.step}"
         if call.func == "value":
-            return '<span class="pg-needs-cuda">(needs a CUDA capture)</span>'
+            text = self.t("(needs a CUDA capture)", "（CUDA でのキャプチャが必要）")
+            return f'<span class="pg-needs-cuda">{text}</span>'
         if call.func == "perfetto":
             return ""  # no trace to open; the section's own notice says what is missing
-        notice = (
-            '\n!!! warning "Needs a CUDA capture"\n\n'
-            "    This part shows GPU activity, and no trace captured on an NVIDIA GPU has been "
-            "committed for it yet. On a machine with one, run "
-            f"`{command}`.\n"
+        title = self.t("Needs a CUDA capture", "CUDA でのキャプチャが必要です")
+        body = self.t(
+            "This part shows GPU activity, and no trace captured on an NVIDIA GPU has been "
+            f"committed for it yet. On a machine with one, run `{command}`.",
+            "この部分は GPU の動作を示しますが、NVIDIA GPU で記録したトレースはまだコミットされて"
+            f"いません。NVIDIA GPU のあるマシンで `{command}` を実行してください。",
         )
+        notice = f'\n!!! warning "{title}"\n\n    {body}\n'
         if call.func != "table":
             return notice
         # A table without its data still shows its question and the SQL that will answer it.
         query = load_query(str(call.args[2]))
         return (
             f'{notice}\n<section class="pg-table" data-search-exclude="" markdown>\n'
-            f'<p class="pg-caption">{html.escape(query.question)}</p>\n\n'
+            f'<p class="pg-caption">{html.escape(query.caption(self.lang))}</p>\n\n'
             f"{self.sql_block(query)}\n</section>\n"
         )
 
@@ -269,15 +278,22 @@ class Renderer:
     def sql_block(self, query: Query) -> str:
         """A folded block with the query and every module object it uses, read from the files."""
         objects = objects_used(query.sql)
-        used = (
-            f" and {len(objects)} module object{'s' if len(objects) != 1 else ''}"
-            if objects
-            else ""
+        n = len(objects)
+        used = self.t(
+            f" and {n} module object{'s' if n != 1 else ''}" if objects else "",
+            f"とモジュールのオブジェクト {n} 個" if objects else "",
         )
+        link = self.source_link(query.path)
         parts = [
-            f'??? abstract "The SQL behind this: `{query.path.name}`{used}"',
+            self.t(
+                f'??? abstract "The SQL behind this: `{query.path.name}`{used}"',
+                f'??? abstract "この結果を出した SQL: `{query.path.name}`{used}"',
+            ),
             "",
-            f"    {self.source_link(query.path)}, run on the trace by `make derive`:",
+            self.t(
+                f"    {link}, run on the trace by `make derive`:",
+                f"    {link}（`make derive` がトレースに対して実行します）:",
+            ),
             "",
             *fenced(query.sql, "sql", indent="    "),
         ]
@@ -288,11 +304,21 @@ class Renderer:
         self.state.shown_objects.update(obj.name for obj in new)
         if earlier:
             names = ", ".join(f"`{obj.name}`" for obj in earlier)
-            parts += ["", f"    It also uses, as shown under a table above on this page: {names}."]
+            parts += [
+                "",
+                self.t(
+                    f"    It also uses, as shown under a table above on this page: {names}.",
+                    f"    このページの上の表の下に示した次のオブジェクトも使います: {names}。",
+                ),
+            ]
         if new:
             parts += [
                 "",
-                "    The `guide.*` module objects it relies on, each before its first use:",
+                self.t(
+                    "    The `guide.*` module objects it relies on, each before its first use:",
+                    "    使っている `guide.*` モジュールのオブジェクト"
+                    "（それぞれ最初に使う箇所より前に定義）:",
+                ),
             ]
             for obj in new:
                 parts += [
@@ -311,11 +337,14 @@ class Renderer:
         query = load_query(str(call.args[2]))
         csv_url = self.url(ds.device, f"{call.step}/{call.variant}/{csv_path.name}")
         caption = (
-            f'<p class="pg-caption">{html.escape(query.question)} '
+            f'<p class="pg-caption">{html.escape(query.caption(self.lang))} '
             f'<span class="pg-source">{DEVICE_LABEL[ds.device]} · '
             f'<a href="{html.escape(csv_url)}">CSV</a></span></p>'
         )
-        table = _fold_long_table(md_path.read_text().rstrip())
+        table = md_path.read_text().rstrip()
+        if self.lang == "ja":
+            table = _table_in_japanese(table, query, csv_path)
+        table = _fold_long_table(table, self.t("All {n} rows", "全 {n} 行"))
         # Tables and their SQL stay out of the search index: their text is kernel names and code.
         # A <section>, not a <div>: Material's search stops excluding at the first closing tag of
         # the same name, and the code blocks inside are divs.
@@ -334,10 +363,14 @@ class Renderer:
         text = format_value(values[query][column], column)
         # Measured by the workload outside the profiler, or the settings it ran with.
         if query in ("capture", "settings"):
-            source = f"the capture record ({call.step}/{call.variant}/capture.json)"
+            record = f"{call.step}/{call.variant}/capture.json"
+            source = self.t(f"the capture record ({record})", f"キャプチャ記録（{record}）")
         else:
             source = load_query(query).path.relative_to(REPO_ROOT).as_posix()
-        title = html.escape(f"{key} ({DEVICE_LABEL[ds.device]}), from {source}")
+        device = DEVICE_LABEL[ds.device]
+        title = html.escape(
+            self.t(f"{key} ({device}), from {source}", f"{key}（{device}）、出典: {source}")
+        )
         if isinstance(values[query][column], str):  # a name: code, wrapping only between words
             return f'<code class="pg-value pg-value--name" title="{title}">{wrappable(text)}</code>'
         return f'<span class="pg-value" title="{title}">{html.escape(text)}</span>'
@@ -372,9 +405,12 @@ class Renderer:
         column = key.rpartition(".")[2]
         items = value if isinstance(value, list) else [value]
         text = ", ".join(format_value(item, column) for item in items)
+        device, record = DEVICE_LABEL[ds.device], f"{call.step}/{call.variant}"
         title = html.escape(
-            f"{key} ({DEVICE_LABEL[ds.device]}), from the capture record of "
-            f"{call.step}/{call.variant}"
+            self.t(
+                f"{key} ({device}), from the capture record of {record}",
+                f"{key}（{device}）、出典: {record} のキャプチャ記録",
+            )
         )
         if any(isinstance(item, str) for item in items):  # a name: code, as value() shows one
             return f'<code class="pg-value pg-value--name" title="{title}">{wrappable(text)}</code>'
@@ -386,15 +422,21 @@ class Renderer:
             raise PlaceholderError('figure() needs alt="..." describing what the figure shows')
         svg, data = paths
         base = f"{call.step}/{call.variant}"
+        # The figure drawn with this edition's labels (tests require one per language).
+        translated = figure_file(svg.name, self.lang)
+        if f"{base}/{translated}" in ds.manifest["files"]:
+            svg = ds.file(call.step, call.variant, translated)
         caption = html.escape(str(call.kwargs.get("caption", alt)))
         src = html.escape(self.url(ds.device, f"{base}/{svg.name}"))
         # The image links to itself: on a narrow screen a tap opens the SVG at full size.
         return (
             '\n<figure class="pg-figure">\n'
-            f'<a class="pg-figure__full" href="{src}" title="Open the figure full size">'
+            f'<a class="pg-figure__full" href="{src}" '
+            f'title="{self.t("Open the figure full size", "図を原寸で開く")}">'
             f'<img src="{src}" alt="{html.escape(str(alt))}"></a>\n'
             f'<figcaption>{caption} <span class="pg-source">{DEVICE_LABEL[ds.device]} · '
-            f'<a href="{html.escape(self.url(ds.device, f"{base}/{data.name}"))}">data (CSV)</a>'
+            f'<a href="{html.escape(self.url(ds.device, f"{base}/{data.name}"))}">'
+            f"{self.t('data (CSV)', 'データ (CSV)')}</a>"
             "</span></figcaption>\n</figure>\n"
         )
 
@@ -445,14 +487,16 @@ class Renderer:
                 href += f"&visStart={round(start * 1e9)}&visEnd={round(end * 1e9)}"
             link = (
                 f'\n  <a class="pg-perfetto__link" href="{html.escape(href)}" target="_blank" '
-                'rel="noopener">open by URL</a>'
+                'rel="noopener">'
+                f"{self.t('open by URL', 'URL で開く')}</a>"
             )
         rendered = " ".join(f'{k}="{html.escape(str(v))}"' for k, v in attrs.items())
-        label = call.kwargs.get("label", "Open in Perfetto")
+        label = call.kwargs.get("label", self.t("Open in Perfetto", "Perfetto で開く"))
         size = format_value(paths[0].stat().st_size, "trace_bytes")
         download = (
             f'\n  <a class="pg-perfetto__download" href="{html.escape(attrs["data-trace-src"])}" '
-            f'download="{html.escape(attrs["data-file-name"])}">download the trace ({size})</a>'
+            f'download="{html.escape(attrs["data-file-name"])}">'
+            f"{self.t(f'download the trace ({size})', f'トレースをダウンロード（{size}）')}</a>"
         )
         return (
             f'\n<div class="pg-perfetto" {rendered}>\n'
@@ -466,29 +510,49 @@ class Renderer:
         """The "measured on" box: one line per distinct environment, every trace on demand."""
         if not self.state.used:
             return ""
+        t = self.t
         groups: dict[str, list[str]] = {}
         for device, step, variant in self.state.used:
             info = self.sets[device].manifest["variants"][step][variant]
             env = info.get("environment") or {}
-            groups.setdefault(_environment_line(device, env), []).append(
-                f"`{step}/{variant}` ({DEVICE_LABEL[device]}), captured "
-                f"{str(info.get('captured_at', ''))[:10]}"
+            day = str(info.get("captured_at", ""))[:10]
+            groups.setdefault(_environment_line(device, env, self.lang), []).append(
+                t(
+                    f"`{step}/{variant}` ({DEVICE_LABEL[device]}), captured {day}",
+                    f"`{step}/{variant}`（{DEVICE_LABEL[device]}）、{day} にキャプチャ",
+                )
             )
         engines = set()
         for device, *_ in self.state.used:
             tp = self.sets[device].manifest["trace_processor"]
-            build = "WebAssembly build" if tp.get("engine") == "wasm-node" else "native build"
+            build = (
+                t("WebAssembly build", "WebAssembly 版")
+                if tp.get("engine") == "wasm-node"
+                else t("native build", "ネイティブ版")
+            )
             engines.add(f"{tp.get('version')}, {build}")
         count = len(self.state.used)
+        engine_list = ", ".join(sorted(engines))
         lines = [
-            f"    Every number, table and figure on this page is computed from "
-            f"{count} trace{'s' if count != 1 else ''} by Perfetto's trace processor "
-            f"({', '.join(sorted(engines))}), captured on:",
+            t(
+                f"    Every number, table and figure on this page is computed from "
+                f"{count} trace{'s' if count != 1 else ''} by Perfetto's trace processor "
+                f"({engine_list}), captured on:",
+                f"    このページの数値・表・図はすべて、{count} 個のトレースから Perfetto の "
+                f"trace processor（{engine_list}）で計算したものです。キャプチャした環境:",
+            ),
             "",
         ]
         for line, traces in groups.items():
-            lines.append(f"    - {line} ({len(traces)} trace{'s' if len(traces) != 1 else ''})")
-        lines += ["", '    ??? note "Every trace on this page"', ""]
+            n = len(traces)
+            lines.append(
+                t(f"    - {line} ({n} trace{'s' if n != 1 else ''})", f"    - {line}（{n} 個）")
+            )
+        lines += [
+            "",
+            f'    ??? note "{t("Every trace on this page", "このページのトレース一覧")}"',
+            "",
+        ]
         lines += [f"        - {trace}" for traces in groups.values() for trace in traces]
         kind = "info"
         uses_cpu = any(d == "cpu" for d, *_ in self.state.used)
@@ -496,18 +560,51 @@ class Renderer:
             # Every CPU trace here was pinned by a placeholder: a comparison, not a stand-in.
             lines += [
                 "",
-                "    The tabs marked CPU show the same workload captured on a CPU, for comparison.",
+                t(
+                    "    The tabs marked CPU show the same workload captured on a CPU, for "
+                    "comparison.",
+                    "    CPU と書かれたタブは、比較のために同じワークロードを CPU でキャプチャした"
+                    "ものです。",
+                ),
             ]
         elif uses_cpu:
             kind = "note"
             lines += [
                 "",
-                "    The guide has no CUDA capture of some of these steps yet, so this page also "
-                "shows traces captured on a CPU: they have no GPU lanes, kernels or launches, and "
-                "the sections about those say so. `make artifacts DEVICE=cuda` on a machine with "
-                "an NVIDIA GPU adds them.",
+                t(
+                    "    The guide has no CUDA capture of some of these steps yet, so this page "
+                    "also shows traces captured on a CPU: they have no GPU lanes, kernels or "
+                    "launches, and the sections about those say so. `make artifacts DEVICE=cuda` "
+                    "on a machine with an NVIDIA GPU adds them.",
+                    "    このガイドには、これらのステップの一部について CUDA でのキャプチャがまだ"
+                    "ないため、このページには CPU でキャプチャしたトレースも使っています。CPU の"
+                    "トレースには GPU のレーンもカーネルも起動もなく、それを扱う節にはその旨を"
+                    "書いています。NVIDIA GPU のあるマシンで `make artifacts DEVICE=cuda` を実行"
+                    "すると追加されます。",
+                ),
             ]
-        return f'!!! {kind} "Where these numbers come from"\n\n' + "\n".join(lines) + "\n"
+        title = t("Where these numbers come from", "これらの数値の出どころ")
+        return f'!!! {kind} "{title}"\n\n' + "\n".join(lines) + "\n"
+
+
+def edition_language(config: dict) -> str:
+    """The edition being built: the theme's language (mkdocs.ja.yml sets ``ja``)."""
+    return str((config.get("theme") or {}).get("language") or "en")
+
+
+def _table_in_japanese(table: str, query: Query, csv_path: Path) -> str:
+    """A derived Markdown table with the query's Japanese column titles (the cells are the same)."""
+    if table == f"*{NO_ROWS['en']}*":
+        return f"*{NO_ROWS['ja']}*"
+    header, _, rest = table.partition("\n")
+    columns = list(query.shown) or csv_path.read_text().partition("\n")[0].strip().split(",")
+    titles = [cell_html(query.title(c, "ja")) for c in columns]
+    if header.count("|") != len(titles) + 1:
+        raise PlaceholderError(
+            f"{csv_path.name}: the table's header has {header.count('|') - 1} columns, "
+            f"the query {len(titles)}"
+        )
+    return "| " + " | ".join(titles) + " |\n" + rest
 
 
 def _cudnn_version(number: object) -> str:
@@ -519,25 +616,34 @@ def _cudnn_version(number: object) -> str:
     return f"{number // 1000}.{number % 1000 // 100}.{number % 100}"
 
 
-def _environment_line(device: str, env: dict) -> str:
+def _environment_line(device: str, env: dict, lang: str = "en") -> str:
     """Hardware and software versions of one capture, as one line of the provenance box."""
+    ja = lang == "ja"
     libraries = env.get("libraries") or {}
     if device == "cuda":
+        driver = "ドライバ" if ja else "driver"
         hardware = (
-            f"**{env.get('gpu')}** (driver {env.get('nvidia_driver')}, "
+            f"**{env.get('gpu')}** ({driver} {env.get('nvidia_driver')}, "
             f"CUDA {env.get('cuda_runtime')}, cuDNN {_cudnn_version(env.get('cudnn'))})"
         )
     else:
         threads = env.get("cpu_threads")
-        hardware = (
-            f"**{env.get('cpu_model')} CPU**, {threads} "
-            f"{'thread' if threads == 1 else 'threads'}, no GPU"
-        )
+        if ja:
+            hardware = f"**{env.get('cpu_model')} CPU**、{threads} スレッド、GPU なし"
+        else:
+            hardware = (
+                f"**{env.get('cpu_model')} CPU**, {threads} "
+                f"{'thread' if threads == 1 else 'threads'}, no GPU"
+            )
     software = f"torch {env.get('torch')}, Python {env.get('python')}"
     if libraries:
         software += ", " + ", ".join(f"{name} {version}" for name, version in libraries.items())
     elif device == "cuda":
-        software += " (other library versions were not recorded by this capture)"
+        software += (
+            "（このキャプチャはほかのライブラリのバージョンを記録していません）"
+            if ja
+            else " (other library versions were not recorded by this capture)"
+        )
     return f"{hardware}; {software}"
 
 
@@ -546,8 +652,9 @@ FOLD_OVER = 15
 FOLD_SHOW = 10
 
 
-def _fold_long_table(table: str) -> str:
-    """A long Markdown table: its top rows, then every row in a folded block."""
+def _fold_long_table(table: str, all_rows: str = "All {n} rows") -> str:
+    """A long Markdown table: its top rows, then every row in a folded block (``all_rows``
+    titles the block, in the edition's language)."""
     lines = table.splitlines()
     header, rows = lines[:2], lines[2:]
     if len(rows) <= FOLD_OVER or not all(line.startswith("|") for line in lines):
@@ -555,7 +662,7 @@ def _fold_long_table(table: str) -> str:
     everything = "\n".join("    " + line for line in lines)
     return (
         "\n".join(header + rows[:FOLD_SHOW])
-        + f'\n\n??? note "All {len(rows)} rows"\n\n{everything}'
+        + f'\n\n??? note "{all_rows.format(n=len(rows))}"\n\n{everything}'
     )
 
 

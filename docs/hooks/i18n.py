@@ -25,7 +25,7 @@ if str(REPO_ROOT) not in sys.path:
 _serving = False
 
 
-def on_startup(command: str, dirty: bool) -> None:  # noqa: ARG001 (MkDocs passes both)
+def on_startup(command: str, dirty: bool) -> None:
     global _serving
     _serving = command == "serve"
 

@@ -8,10 +8,14 @@ modules (``generators/sql``), then exactly one ``SELECT``::
     -- columns: name=Operator, calls=Calls, self_ns=Self time   (optional Markdown headers)
     -- shown: name, self_ns       (optional: the columns the page's table shows; the CSV has all)
     -- needs: cuda              (optional: only asked of CUDA traces, e.g. kernel resources)
+    -- question_ja: 各演算子は CPU でどれだけかかるか     (the question, for the Japanese edition)
+    -- columns_ja: name=演算子, calls=呼び出し回数, self_ns=自己時間   (the titles, in Japanese)
     INCLUDE PERFETTO MODULE guide.kineto;
     SELECT ...
 
-The first comment line is the question; it is the table's caption on the page.
+The first comment line is the question; it is the table's caption on the page. The Japanese
+edition shows ``question_ja`` and ``columns_ja`` instead: the translation sits beside what it
+translates, and a query with ``columns`` must give every one of them a Japanese title.
 """
 
 from __future__ import annotations
@@ -42,6 +46,19 @@ class Query:
     #: The columns the Markdown table shows, in order (all when empty); the CSV keeps every one,
     #: so a wide result keeps its key numbers in view on a page.
     shown: tuple[str, ...] = ()
+    #: The question and the column titles in Japanese (the Japanese edition's captions).
+    question_ja: str = ""
+    column_titles_ja: dict[str, str] | None = None
+
+    def caption(self, lang: str) -> str:
+        """The table's caption in the edition's language."""
+        return self.question_ja if lang == "ja" and self.question_ja else self.question
+
+    def title(self, column: str, lang: str) -> str:
+        """A column's title in the edition's language (its name when it has no title)."""
+        if lang == "ja" and self.column_titles_ja and column in self.column_titles_ja:
+            return self.column_titles_ja[column]
+        return self.column_titles.get(column, column)
 
 
 def load_query(name: str) -> Query:
@@ -64,11 +81,14 @@ def load_query(name: str) -> Query:
     output = fields.get("output", "")
     if output not in OUTPUTS:
         raise QueryFileError(f"{path.name}: '-- output:' must be one of {', '.join(OUTPUTS)}")
-    titles: dict[str, str] = {}
-    if fields.get("columns"):
-        for pair in fields["columns"].split(","):
-            column, _, title = pair.partition("=")
-            titles[column.strip()] = title.strip()
+    titles = _titles(fields.get("columns", ""))
+    titles_ja = _titles(fields.get("columns_ja", ""))
+    if titles_ja and set(titles_ja) != set(titles):
+        raise QueryFileError(
+            f"{path.name}: columns_ja must title exactly the columns that columns titles "
+            f"(missing: {sorted(set(titles) - set(titles_ja))}, "
+            f"unknown: {sorted(set(titles_ja) - set(titles))})"
+        )
     body = "\n".join(line for line in lines if not line.startswith("--"))
     if not re.search(r"\bSELECT\b", body, re.I):
         raise QueryFileError(f"{path.name}: no SELECT statement")
@@ -77,5 +97,23 @@ def load_query(name: str) -> Query:
         raise QueryFileError(f"{path.name}: '-- needs:' can only be 'cuda'")
     shown = tuple(c.strip() for c in fields.get("shown", "").split(",") if c.strip())
     return Query(
-        name, path, question, output, titles, text, needs_cuda=needs == "cuda", shown=shown
+        name,
+        path,
+        question,
+        output,
+        titles,
+        text,
+        needs_cuda=needs == "cuda",
+        shown=shown,
+        question_ja=fields.get("question_ja", ""),
+        column_titles_ja=titles_ja or None,
     )
+
+
+def _titles(spec: str) -> dict[str, str]:
+    """``name=Title, other=Other title`` as a dict (titles hold no ASCII comma)."""
+    titles: dict[str, str] = {}
+    for pair in filter(str.strip, spec.split(",")):
+        column, _, title = pair.partition("=")
+        titles[column.strip()] = title.strip()
+    return titles

@@ -1,6 +1,8 @@
 -- Where does a forward allocate and copy, and what does each copy start on the GPU?
 -- output: table
 -- columns: parent=Called from, name=Operator, calls_per_fwd=Calls per forward, time_ns_per_fwd=Time per forward, input0=First input, gpu_work=GPU work, launch_api=Launched by
+-- question_ja: 順伝播はどこでメモリの確保とコピーを行い、各コピーは GPU で何を開始するか
+-- columns_ja: parent=呼び出し元, name=演算子, calls_per_fwd=順伝播 1 回あたりの呼び出し回数, time_ns_per_fwd=順伝播 1 回あたりの時間, input0=最初の入力, gpu_work=GPU の処理, launch_api=起動元
 INCLUDE PERFETTO MODULE guide.attention;
 
 WITH

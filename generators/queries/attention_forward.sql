@@ -1,5 +1,6 @@
 -- What does one attention forward cost: CPU operators, GPU work, time, FLOPs and bytes?
 -- output: values
+-- question_ja: アテンションの順伝播 1 回にかかるもの（CPU の演算子、GPU の処理、時間、FLOPs、バイト数）
 INCLUDE PERFETTO MODULE guide.attention;
 
 -- Averages over the `attn_fwd` regions (one per profiled step); a sweep capture has none, and

@@ -2,6 +2,8 @@
 -- output: table
 -- needs: cuda
 -- columns: family=What it is, name=Kernel, per_fwd=Per forward, time_ns_per_fwd=GPU time per forward, launch_api=Launched by, registers_per_thread=Registers per thread, block_threads=Threads per block, grid_blocks=Blocks, theoretical_occupancy_pct=Theoretical occupancy, occupancy_limit=Limited by, reported_occupancy=Kineto's est. achieved occupancy
+-- question_ja: 順伝播は GPU でどのカーネルとコピーを実行し、それらはどう起動され、SM をどこまで埋められるか
+-- columns_ja: family=種類, name=カーネル, per_fwd=順伝播 1 回あたりの回数, time_ns_per_fwd=順伝播 1 回あたりの GPU 時間, launch_api=起動元, registers_per_thread=スレッドあたりのレジスタ数, block_threads=ブロックあたりのスレッド数, grid_blocks=ブロック数, theoretical_occupancy_pct=理論占有率, occupancy_limit=制限要因, reported_occupancy=Kineto による達成占有率の推定
 INCLUDE PERFETTO MODULE guide.attention;
 INCLUDE PERFETTO MODULE guide.occupancy;
 

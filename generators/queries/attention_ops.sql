@@ -1,6 +1,8 @@
 -- Which operators does the first forward call, in order, and what GPU work does each launch?
 -- output: table
 -- columns: rel_depth=Depth, name=Operator, dur_ns=Time, self_ns=Self time, input0=First input, gpu_work=GPU work launched inside
+-- question_ja: 最初の順伝播はどの演算子をどの順に呼び、それぞれがどんな GPU の処理を起動するか
+-- columns_ja: rel_depth=深さ, name=演算子, dur_ns=時間, self_ns=自己時間, input0=最初の入力, gpu_work=内部で起動した GPU の処理
 INCLUDE PERFETTO MODULE guide.attention;
 
 -- View operators (as_strided, view, expand, reshape, ...) are left out: they touch no data.

@@ -2,6 +2,8 @@
 -- output: table
 -- needs: cuda
 -- columns: impl=Implementation, seq=Sequence length, name=Operator, kernels_per_call=Kernels per call, kernel_names=Kernels, largest_input_bytes=Largest input
+-- question_ja: スイープで、1 回の呼び出しで複数のカーネルを起動する演算子はどれか、また扱う最大のテンソルはどれだけ大きいか
+-- columns_ja: impl=実装, seq=系列長, name=演算子, kernels_per_call=呼び出し 1 回あたりのカーネル数, kernel_names=カーネル, largest_input_bytes=最大の入力
 INCLUDE PERFETTO MODULE guide.attention;
 INCLUDE PERFETTO MODULE guide.traffic;
 

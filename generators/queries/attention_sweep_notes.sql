@@ -1,5 +1,6 @@
 -- At the shortest and longest lengths of the sweep, what bounds the unfused version, and how many kernels does the math backend launch?
 -- output: values
+-- question_ja: スイープの最短と最長の系列長で、融合していない版を律速するものは何か、また math バックエンドはいくつのカーネルを起動するか
 -- needs: cuda
 INCLUDE PERFETTO MODULE guide.attention;
 INCLUDE PERFETTO MODULE guide.hardware;

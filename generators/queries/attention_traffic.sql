@@ -2,6 +2,8 @@
 -- output: table
 -- needs: cuda
 -- columns: name=Operator, gpu_work=GPU work, read_bytes=Read, write_bytes=Written, score_bytes=Of which score tensors, gpu_ns=GPU time, traffic_bytes_per_s=Achieved bandwidth, bandwidth_peak_pct=% of peak bandwidth
+-- question_ja: GPU の処理を起動する各演算子は順伝播 1 回あたりに何を読み書きし、その GPU の処理はそれをどれだけの速さで動かすか
+-- columns_ja: name=演算子, gpu_work=GPU の処理, read_bytes=読み込み, write_bytes=書き込み, score_bytes=うちスコアテンソル, gpu_ns=GPU 時間, traffic_bytes_per_s=達成帯域幅, bandwidth_peak_pct=ピーク帯域幅に対する %
 INCLUDE PERFETTO MODULE guide.attention;
 INCLUDE PERFETTO MODULE guide.hardware;
 

@@ -1,6 +1,8 @@
 -- What does one aten::linear call run, with the shapes and strides each operator received?
 -- output: table
 -- columns: depth=Depth, name=Operator, input_dims=Input shapes, input_strides=Input strides, view_args=Sizes / strides passed, kernels=Kernels launched
+-- question_ja: aten::linear の 1 回の呼び出しは何を実行するか（各演算子が受け取った形状とストライドとともに）
+-- columns_ja: depth=深さ, name=演算子, input_dims=入力の形状, input_strides=入力のストライド, view_args=渡したサイズ / ストライド, kernels=起動したカーネル
 INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.shapes;
 

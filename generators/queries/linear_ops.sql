@@ -1,5 +1,6 @@
 -- Where is the bias add: which operators does aten::linear call, and how many kernels per call?
 -- output: values
+-- question_ja: バイアス加算はどこにあるか（aten::linear が呼ぶ演算子と、呼び出し 1 回あたりのカーネル数）
 INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.gemm;
 

@@ -1,5 +1,6 @@
 -- How many CPU rows does one call take per step, by kind (aten operators, compile wrappers)?
 -- output: values
+-- question_ja: 1 回の呼び出しは、ステップあたり CPU の行をいくつ占めるか（aten の演算子、コンパイルのラッパーなど種類別）
 INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.dispatch;
 

@@ -1,5 +1,6 @@
 -- Does aten::t do any work: operators that compute, runtime calls, kernels or flow arrows?
 -- output: values
+-- question_ja: aten::t は何か処理をしているか（計算する演算子、ランタイム呼び出し、カーネル、フローの矢印）
 INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.shapes;
 

@@ -1,6 +1,8 @@
 -- Which attention implementation and kernel run in prefill and in decode?
 -- output: table
 -- columns: phase=Phase, query_len=Query positions, kv_len=Key positions (largest), backend_op=Backend operator, family=Implementation, kernel_name=Kernel, decoded=Kernel name decoded, calls=Calls per forward, kernel_ns=Kernel time per call
+-- question_ja: プリフィルとデコードでは、どのアテンション実装とカーネルが動くか
+-- columns_ja: phase=フェーズ, query_len=クエリの位置数, kv_len=キーの位置数（最大）, backend_op=バックエンド演算子, family=実装, kernel_name=カーネル, decoded=カーネル名のデコード結果, calls=順伝播 1 回あたりの呼び出し回数, kernel_ns=1 回あたりのカーネル時間
 INCLUDE PERFETTO MODULE guide.llm;
 INCLUDE PERFETTO MODULE guide.kernel_names;
 

@@ -1,5 +1,6 @@
 -- What one decode step (one new token per sequence) costs, and what it must read from memory
 -- output: values
+-- question_ja: デコードステップ 1 回（系列ごとに新しいトークン 1 個）のコストと、メモリから読まなければならない量
 -- GPU columns (kernels, launches, kernel time, busy share, gaps) are NULL on a CPU-only trace.
 INCLUDE PERFETTO MODULE guide.hardware;
 INCLUDE PERFETTO MODULE guide.llm;

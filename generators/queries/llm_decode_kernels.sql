@@ -1,6 +1,8 @@
 -- What the GPU runs in one decode step, by kind of kernel: how many, how long, how long each
 -- output: table
 -- columns: class=Kernels, kernels=Kernels per decode step, kernel_ns=Kernel time per decode step, mean_ns=Mean kernel duration, share_pct=Share of the step's kernel time
+-- question_ja: デコードステップ 1 回で GPU が実行するもの（カーネルの種類ごとの個数、合計時間、1 個あたりの時間）
+-- columns_ja: class=カーネルの種類, kernels=デコードステップあたりのカーネル数, kernel_ns=デコードステップあたりのカーネル時間, mean_ns=カーネルの平均所要時間, share_pct=ステップのカーネル時間に占める割合
 -- needs: cuda
 -- Kernel time is the sum of the kernels' durations. A kernel the trace processor dropped (a
 -- split-K reduce kernel that starts before its GEMM ends) is counted from its launch and has no

@@ -1,5 +1,6 @@
 -- Where does the first active step's extra width go: the delay before aten::matmul, or inside aten::mm?
 -- output: values
+-- question_ja: 最初のアクティブなステップの余分な幅はどこから来るか（aten::matmul の前の遅れか、aten::mm の内側か）
 INCLUDE PERFETTO MODULE guide.kineto;
 
 WITH

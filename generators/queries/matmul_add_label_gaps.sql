@@ -1,6 +1,8 @@
 -- Inside the record_function label of each step: how much of it is self time, and where is the longest stretch with no operator running?
 -- output: table
 -- columns: step=Step, label_ns=Label width, label_self_ns=Label self time, gemm_self_ns=aten::mm self time, first_op_delay_ns=Label start to first op, longest_gap_ns=Longest stretch with no op, gap_after=Stretch from, gap_before=Stretch to
+-- question_ja: 各ステップの record_function ラベルの内側で、自己時間はどれだけあり、演算子が動いていない最長の区間はどこか
+-- columns_ja: step=ステップ, label_ns=ラベルの幅, label_self_ns=ラベルの自己時間, gemm_self_ns=aten::mm の自己時間, first_op_delay_ns=ラベル開始から最初の演算子まで, longest_gap_ns=演算子のない最長の区間, gap_after=区間の始点, gap_before=区間の終点
 INCLUDE PERFETTO MODULE guide.kineto;
 
 WITH

@@ -1,5 +1,6 @@
 -- Which occupancy queries does the GEMM library make, from which operator, and in which of the profiled steps?
 -- output: values
+-- question_ja: GEMM ライブラリはどの占有率の問い合わせを、どの演算子から、プロファイルしたどのステップで行うか
 -- needs: cuda
 INCLUDE PERFETTO MODULE guide.launch;
 

@@ -1,5 +1,6 @@
 -- How long is the device synchronisation at the end of the window, and how much of it was GPU work it waited for?
 -- output: values
+-- question_ja: ウィンドウ末尾のデバイス同期はどれだけ長く、そのうち待っていた GPU の処理はどれだけか
 -- needs: cuda
 INCLUDE PERFETTO MODULE guide.launch;
 

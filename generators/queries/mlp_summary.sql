@@ -1,5 +1,6 @@
 -- How many kernels per step, how many fused, how many CPU rows, and what does fusion save?
 -- output: values
+-- question_ja: ステップあたりのカーネル数、そのうち融合カーネルの数、CPU の行数、そして融合で何が減るか
 INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.dispatch;
 INCLUDE PERFETTO MODULE guide.gemm;

@@ -1,6 +1,8 @@
 -- Which kernels (on a CPU: which computing operators) run in one step, and what does each do?
 -- output: table
 -- columns: position=#, kind=Runs as, name=Name, decoded=What the name says, op_name=Launched by, m=M, n=N, k=K, shape=M × N × K, flops=FLOPs, dur_ns=Time, achieved_tflops=Achieved, tflops_peak_pct=% of peak, achieved_bytes_per_s=Bandwidth, bytes_peak_pct=% of peak bandwidth
+-- question_ja: 1 ステップでどのカーネル（CPU では計算する演算子）が動き、それぞれ何をするか
+-- columns_ja: position=#, kind=実行形態, name=名前, decoded=名前が示す内容, op_name=起動元, m=M, n=N, k=K, shape=M × N × K, flops=FLOPs, dur_ns=時間, achieved_tflops=達成性能, tflops_peak_pct=ピーク性能に対する %, achieved_bytes_per_s=帯域幅, bytes_peak_pct=ピーク帯域幅に対する %
 -- shown: kind, name, decoded, op_name, shape, flops, dur_ns, achieved_tflops, tflops_peak_pct, achieved_bytes_per_s, bytes_peak_pct
 INCLUDE PERFETTO MODULE guide.dispatch;
 INCLUDE PERFETTO MODULE guide.gemm;

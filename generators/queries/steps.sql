@@ -1,6 +1,8 @@
 -- What happens in each profiled step: its length, and when the first aten:: operator starts?
 -- output: table
 -- columns: step=Step, dur_ns=Step time, label_ns=Labelled region, first_op_delay_ns=Label start to first aten:: op, cpu_ops=CPU ops, kernels=Kernels
+-- question_ja: プロファイルした各ステップで何が起きるか（ステップの長さと、最初の aten:: 演算子が始まる時点）
+-- columns_ja: step=ステップ, dur_ns=ステップ時間, label_ns=ラベル付きの領域, first_op_delay_ns=ラベル開始から最初の aten:: 演算子まで, cpu_ops=CPU 演算子数, kernels=カーネル数
 INCLUDE PERFETTO MODULE guide.kineto;
 
 WITH

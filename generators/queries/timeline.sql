@@ -1,6 +1,8 @@
 -- What runs on the CPU thread and on the GPU during the first profiled step?
 -- output: table
 -- columns: lane=Lane, depth=Depth, name=Name, category=Category, start_ns=Start (from step start), dur_ns=Duration, id=Slice id, launched_by=Launched by slice
+-- question_ja: プロファイルした最初のステップの間に、CPU スレッドと GPU で何が動くか
+-- columns_ja: lane=レーン, depth=深さ, name=名前, category=カテゴリ, start_ns=開始（ステップの開始から）, dur_ns=所要時間, id=スライス ID, launched_by=起動元のスライス
 INCLUDE PERFETTO MODULE guide.kineto;
 
 WITH first_step AS (SELECT * FROM guide_kineto_profiler_step ORDER BY step LIMIT 1)

@@ -1,5 +1,6 @@
 -- The DataLoader's label in a training step: which iterator, and each profiled step's wait
 -- output: values
+-- question_ja: 学習ステップ内の DataLoader のラベル: どのイテレータか、プロファイルした各ステップでの待ち時間
 INCLUDE PERFETTO MODULE guide.train;
 
 WITH

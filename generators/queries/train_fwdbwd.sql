@@ -1,6 +1,8 @@
 -- Forward operator to backward node: the trace's fwdbwd links, most frequent first
 -- output: table
 -- columns: forward_name=Forward operator, backward_name=Backward node it links to, links_per_step=Links per step, same_thread=On the same thread
+-- question_ja: 順伝播の演算子から逆伝播のノードへ: トレースの fwdbwd リンク（多い順）
+-- columns_ja: forward_name=順伝播の演算子, backward_name=リンク先の逆伝播ノード, links_per_step=ステップあたりのリンク数, same_thread=同じスレッド上か
 INCLUDE PERFETTO MODULE guide.train;
 
 SELECT

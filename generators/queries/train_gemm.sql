@@ -1,6 +1,8 @@
 -- The GEMMs of one training step: forward against backward, element type, time
 -- output: table
 -- columns: phase=Phase, dtype=Element type, gemms=GEMMs per step, gflop=GFLOP per step, cpu_ns=CPU time per step, kernel_ns=Kernel time per step, kernel_name=Longest kernel, math=Math (from the kernel's name)
+-- question_ja: 学習ステップ 1 回の GEMM: 順伝播と逆伝播の比較、要素型、時間
+-- columns_ja: phase=フェーズ, dtype=要素型, gemms=ステップあたりの GEMM 数, gflop=ステップあたりの GFLOP, cpu_ns=ステップあたりの CPU 時間, kernel_ns=ステップあたりのカーネル時間, kernel_name=最長のカーネル, math=演算方式（カーネル名から）
 -- shown: phase, dtype, gemms, gflop, cpu_ns, kernel_ns, kernel_name, math
 INCLUDE PERFETTO MODULE guide.train;
 INCLUDE PERFETTO MODULE guide.hardware;

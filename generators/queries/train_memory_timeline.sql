@@ -1,6 +1,8 @@
 -- Allocated memory over the profiled training steps, event by event
 -- output: table
 -- columns: step=Step, phase=Phase, t_ns=Time from the first step's start, allocated_bytes=Allocated
+-- question_ja: プロファイルした学習ステップを通じた確保済みメモリ（イベントごと）
+-- columns_ja: step=ステップ, phase=フェーズ, t_ns=最初のステップの開始からの時間, allocated_bytes=確保済み
 INCLUDE PERFETTO MODULE guide.train;
 
 WITH
