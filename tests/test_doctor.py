@@ -9,6 +9,7 @@ synthetic traces in tests/data/doctor-traces/ (see the README there).
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import subprocess
@@ -19,9 +20,11 @@ import pytest
 
 from generators.doctor.detectors import (
     DETECTORS_DIR,
+    PROSE,
     DetectorError,
     load_detectors,
     parse_detector,
+    template_fields,
 )
 from generators.doctor.examine import Report, examine
 from generators.doctor.render import (
@@ -98,6 +101,7 @@ def test_detector_fires(det_id: str) -> None:
     assert finding is not None, f"{det_id} stayed silent on {fire}"
     assert finding.rows and finding.cost_ns >= 0
     assert "{" not in finding.seen, finding.seen  # every placeholder filled
+    assert "{" not in finding.seen_ja and finding.seen_ja, finding.seen_ja
     for row in finding.rows:
         assert row["dur"] is None or row["dur"] >= 0
         assert row["location"] and row["what"]
@@ -175,6 +179,65 @@ def test_detector_files_follow_the_format(tmp_path: Path) -> None:
     bad.write_text(DETECTORS_DIR.joinpath("fp32_gemm.sql").read_text().replace("fp32-gemm", "x"))
     with pytest.raises(DetectorError, match="id 'x' should be 'bad-one'"):
         parse_detector(bad)
+
+
+JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+PROSE_FIELDS = ("title", "seen", "why", "try_", "after", "false_positives")
+
+
+def test_every_detector_has_its_prose_in_japanese() -> None:
+    assert len(PROSE) == len(PROSE_FIELDS)
+    for det in load_detectors():
+        for name in PROSE_FIELDS:
+            ja = det.text(name, "ja")
+            if det.text(name) == "—":  # nothing to say in either language
+                assert ja == "—", (det.id, name)
+                continue
+            assert JAPANESE.search(ja), (det.id, name, ja)
+            assert "  " not in ja, (det.id, name)  # continuation lines joined cleanly
+        # The same numbers in both languages: the same placeholders, each filled the same way.
+        assert set(template_fields(det.seen)) == set(template_fields(det.text("seen", "ja")))
+        assert set(re.findall(r"\{[^{}]*\}", det.seen)) == set(
+            re.findall(r"\{[^{}]*\}", det.text("seen", "ja"))
+        ), det.id
+        for p in det.params:
+            assert JAPANESE.search(p.meaning("ja")), (det.id, p.name)
+
+
+def test_japanese_fields_are_checked(tmp_path: Path) -> None:
+    source = DETECTORS_DIR.joinpath("launch_bound.sql").read_text(encoding="utf-8")
+    bad = tmp_path / "launch_bound.sql"
+    # A Japanese value's lines join without a space between Japanese characters.
+    bad.write_text(source.replace("-- title_ja: ", "-- title_ja: 起動\n--   ", 1), encoding="utf-8")
+    assert parse_detector(bad).text("title", "ja").startswith("起動起動")
+    no_twin = re.sub(r"^-- why_ja: .*\n(--   .*\n)*", "", source, flags=re.M)
+    bad.write_text(no_twin, encoding="utf-8")
+    with pytest.raises(DetectorError, match="header has no 'why_ja'"):
+        parse_detector(bad)
+    bad.write_text(
+        source.replace("自体は {sum(kernel_ns)}", "自体は {sum(cost_ns)}"), encoding="utf-8"
+    )
+    with pytest.raises(DetectorError, match="seen_ja must use the placeholders of seen"):
+        parse_detector(bad)
+    bad.write_text(re.sub(r"^-- param_ja: .*\n", "", source, flags=re.M), encoding="utf-8")
+    with pytest.raises(DetectorError, match="param_ja must translate each param"):
+        parse_detector(bad)
+
+
+def test_reports_in_japanese() -> None:
+    report = doctor(CUDA / "matmul_add/small_warm")
+    finding = report.findings[0]
+    title_ja = finding.detector.text("title", "ja")
+    for render in (render_text, render_markdown):
+        out = render([report], "https://x.test/", lang="ja")
+        assert title_ja in out and finding.seen_ja in out
+        assert finding.detector.title not in out and finding.seen not in out
+    page = render_html([report], "https://x.test/", lang="ja")
+    assert '<html lang="ja">' in page and "Perfetto で開く" in page
+    assert html.escape(title_ja) in page and html.escape(finding.seen_ja) in page
+    english = render_html([report], "https://x.test/")
+    assert '<html lang="en">' in english and "Open in Perfetto" in english
+    assert title_ja not in english
 
 
 def test_guide_links_point_at_existing_sections() -> None:
@@ -278,6 +341,10 @@ def test_cli_list() -> None:
     for det in load_detectors():
         assert det.id in result.stdout
     assert "busy_pct_max = 50" in result.stdout
+    japanese = run_doctor("--list", "--lang", "ja")
+    assert japanese.returncode == 0
+    for det in load_detectors():
+        assert det.text("title", "ja") in japanese.stdout
 
 
 def test_cli_threshold_override() -> None:
@@ -303,8 +370,15 @@ def test_gallery_covers_every_trace_and_holds_to_physics() -> None:
     assert slugs == expected, "the gallery is stale: run `make derive`"
     for entry in gallery["traces"]:
         assert (REPO / "artifacts" / "doctor" / entry["report"]).is_file()
+        assert entry["report_ja"] == entry["report"].removesuffix(".html") + ".ja.html"
+        assert (REPO / "artifacts" / "doctor" / entry["report_ja"]).is_file()
         assert entry["origin"] in ("guide", "reference")
+        assert entry["label_ja"]
+        for limitation in entry["cannot_see"]:
+            assert limitation["text_ja"] and limitation["text_ja"] != limitation["text"]
         for finding in entry["findings"]:
+            # The Japanese sentence carries the same numbers, filled in.
+            assert finding["seen_ja"] and "{" not in finding["seen_ja"], finding["id"]
             assert finding["cost_ns"] >= 0
             for row in finding["evidence"]:
                 for col, value in row.items():

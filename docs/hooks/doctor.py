@@ -10,6 +10,13 @@ Every lesson page a detector names (its ``guide:`` header) gets a "check your ow
 under that section's heading, so lesson and detector link both ways without a hand-kept list.
 Names from traces are escaped: the gallery's text goes through ``html.escape``; the example
 report is a fenced code block.
+
+The build's language (``theme.language``) picks the edition's text: in the Japanese edition the
+detectors' ``_ja`` fields, the gallery's ``seen_ja`` / ``text_ja`` / ``label_ja`` and each fixed
+string below in its Japanese (``_t``). Links to pages stay relative, so they stay in the edition.
+Each edition publishes the gallery's reports in its own language under its own
+``artifacts/doctor/`` (``<slug>.html`` in English, ``<slug>.ja.html`` in Japanese), where their
+links back to the guide land in the same edition.
 """
 
 from __future__ import annotations
@@ -47,6 +54,20 @@ def _e(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
+def _lang(config) -> str:  # type: ignore[no-untyped-def]
+    """The build's language: "ja" for the Japanese edition, else "en"."""
+    try:
+        language = str(config["theme"]["language"] or "en")
+    except (KeyError, TypeError):
+        return "en"
+    return "ja" if language.startswith("ja") else "en"
+
+
+def _t(lang: str, en: str, ja: str) -> str:
+    """A fixed string of the hook's in the edition's language."""
+    return ja if lang == "ja" else en
+
+
 def _rel(page_url: str, target: str) -> str:
     """A link from the page at ``page_url`` to a site path (MkDocs directory URLs)."""
     start = page_url if page_url.endswith("/") else posixpath.dirname(page_url)
@@ -66,75 +87,97 @@ def _gallery() -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def _detector_section(det: Detector, page: str) -> str:
+def _detector_section(det: Detector, page: str, lang: str = "en") -> str:
     rel_sql = det.path.relative_to(REPO_ROOT).as_posix()
-    params = "".join(f"\n- `{p.name}` = {p.value}: {p.doc}" for p in det.params)
-    params = f"**Thresholds:**\n{params}" if params else ""
-    needs = ", ".join(det.needs) or "nothing beyond a trace"
+    params = "".join(f"\n- `{p.name}` = {p.value}: {p.meaning(lang)}" for p in det.params)
+    params = _t(lang, "**Thresholds:**", "**しきい値**:") + f"\n{params}" if params else ""
+    needs = ", ".join(det.needs) or _t(lang, "nothing beyond a trace", "トレースだけ")
     lesson = (
         ""
         if det.guide_page == DOCTOR_PAGE
-        else "\n**The lesson:** "
-        f"[{guide_section(det)}]({_md_link(page, det.guide_page, det.guide_anchor)})\n"
+        else "\n"
+        + _t(lang, "**The lesson:** ", "**レッスン**: ")
+        + f"[{guide_section(det, lang)}]({_md_link(page, det.guide_page, det.guide_anchor)})\n"
     )
     body = "\n".join(fenced(det.sql(), "sql", indent="    "))
-    return f"""### {det.title} {{ #{det.id} }}
+    severity, needs_label = _t(lang, "severity", "重大度"), _t(lang, "needs", "必要なもの")
+    return f"""### {det.text("title", lang)} {{ #{det.id} }}
 
-`{det.id}` · severity **{det.severity}** · needs: {needs}
+`{det.id}` · {severity} **{det.severity}** · {needs_label}: {needs}
 
-{det.why}
+{det.text("why", lang)}
 
-**What to try.** {det.try_}
+{_t(lang, "**What to try.**", "**対策**:")} {det.text("try_", lang)}
 
-**After.** {det.after}
+{_t(lang, "**After.**", "**改善後**:")} {det.text("after", lang)}
 
-**Known false positives.** {det.false_positives}
+{_t(lang, "**Known false positives.**", "**既知の誤検出**:")} {det.text("false_positives", lang)}
 {lesson}
 {params}
 
-??? note "The SQL: `{rel_sql}`"
+??? note "{_t(lang, "The SQL", "この検出器の SQL")}: `{rel_sql}`"
 
 {body}
 """
 
 
-def render_detectors(page: str) -> str:
-    return "\n".join(_detector_section(d, page) for d in load_detectors())
+def render_detectors(page: str, lang: str = "en") -> str:
+    return "\n".join(_detector_section(d, page, lang) for d in load_detectors())
 
 
-def render_gallery(page_url: str) -> str:
+def render_gallery(page_url: str, lang: str = "en") -> str:
     gallery = _gallery()
+    detectors = {d.id: d for d in load_detectors()}
     groups = {"guide": [], "reference": []}
     for entry in gallery["traces"]:
         groups[entry["origin"]].append(entry)
     doctor_url = _rel(page_url, "check-your-trace/")
     out = []
     titles = {
-        "guide": "The guide's own traces",
-        "reference": "Public reference traces (other projects' measurements, not ours)",
+        "guide": _t(lang, "The guide's own traces", "このガイド自身のトレース"),
+        "reference": _t(
+            lang,
+            "Public reference traces (other projects' measurements, not ours)",
+            "公開されている参照トレース（ほかのプロジェクトの測定で、このガイドの測定ではありません）",
+        ),
     }
+
+    def title(f: dict) -> str:
+        return detectors[f["id"]].text("title", lang) if lang == "ja" else f["title"]
+
     for origin in ("guide", "reference"):
         out.append(f'<h2 id="gallery-{origin}">{titles[origin]}</h2>')
         for entry in groups[origin]:
-            report = _rel(page_url, f"artifacts/{GALLERY_DIR}/{entry['report']}")
+            report = _rel(
+                page_url, f"artifacts/{GALLERY_DIR}/{entry[_t(lang, 'report', 'report_ja')]}"
+            )
             findings = entry["findings"]
             items = "".join(
                 f'<li><span class="pg-doctor__sev pg-doctor__sev--{_e(f["severity"])}">'
                 f"{_e(f['severity'])}</span> "
-                f'<a href="{_e(doctor_url)}#{_e(f["id"])}">{_e(f["title"])}</a> '
-                f"({_e(format_duration_ns(f['cost_ns']))}): {_e(f['seen'])}</li>"
+                f'<a href="{_e(doctor_url)}#{_e(f["id"])}">{_e(title(f))}</a>'
+                + _t(lang, " ({}): ", "（{}）: ").format(_e(format_duration_ns(f["cost_ns"])))
+                + f"{_e(f[_t(lang, 'seen', 'seen_ja')])}</li>"
                 for f in findings
             )
-            cannot = "".join(f"<li>{_e(c['text'])}</li>" for c in entry["cannot_see"])
+            cannot = "".join(
+                f"<li>{_e(c[_t(lang, 'text', 'text_ja')])}</li>" for c in entry["cannot_see"]
+            )
             out.append(
                 f'<section class="pg-doctor__trace" id="{_e(entry["slug"])}" data-search-exclude>'
-                f"<h3>{_e(entry['label'])}</h3>"
-                f'<p class="pg-doctor__source">Source: <code>{_e(entry["source"])}</code> · '
-                f'<a href="{_e(report)}">full report</a></p>'
-                + (f"<ul>{items}</ul>" if findings else "<p>No findings.</p>")
+                f"<h3>{_e(entry[_t(lang, 'label', 'label_ja')])}</h3>"
+                f'<p class="pg-doctor__source">{_t(lang, "Source", "出典")}: '
+                f"<code>{_e(entry['source'])}</code> · "
+                f'<a href="{_e(report)}">{_t(lang, "full report", "レポート全体")}</a></p>'
                 + (
-                    "<details><summary>What this trace cannot show</summary>"
-                    f"<ul>{cannot}</ul></details>"
+                    f"<ul>{items}</ul>"
+                    if findings
+                    else _t(lang, "<p>No findings.</p>", "<p>所見はありません。</p>")
+                )
+                + (
+                    "<details><summary>"
+                    + _t(lang, "What this trace cannot show", "このトレースからわからないこと")
+                    + f"</summary><ul>{cannot}</ul></details>"
                     if cannot
                     else ""
                 )
@@ -143,18 +186,25 @@ def render_gallery(page_url: str) -> str:
     return "\n".join(out)
 
 
-def render_example(slug: str) -> str:
+def render_example(slug: str, lang: str = "en") -> str:
     """A shortened text report (findings, what to try, three evidence rows) of a gallery trace."""
+    detectors = {d.id: d for d in load_detectors()}
     for entry in _gallery()["traces"]:
         if entry["slug"] == slug:
             lines = [f"== {entry['trace']}"]
             for i, f in enumerate(entry["findings"], 1):
+                det = detectors[f["id"]]
+                title, seen, try_ = (
+                    (det.text("title", lang), f["seen_ja"], det.text("try_", lang))
+                    if lang == "ja"
+                    else (f["title"], f["seen"], f["try"])
+                )
                 lines.append(
-                    f"{i}. {f['severity'].upper()}: {f['title']} [{f['id']}], "
+                    f"{i}. {f['severity'].upper()}: {title} [{f['id']}], "
                     f"{format_duration_ns(f['cost_ns'])}"
                 )
-                lines.append(f"   Seen:  {f['seen']}")
-                lines.append(f"   Try:   {f['try']}")
+                lines.append(_t(lang, "   Seen:  ", "   所見: ") + seen)
+                lines.append(_t(lang, "   Try:   ", "   対策: ") + try_)
                 for r in f["evidence"][:3]:
                     lines.append(
                         f"     {format_duration_ns(r['dur'] or 0):>9}  {r['location']}: {r['what']}"
@@ -166,14 +216,23 @@ def render_example(slug: str) -> str:
 def render_browser(page_url: str, config: dict) -> str:
     """The "check in your browser" widget, with the doctor's plan for the Perfetto UI."""
     origin = config["extra"].get("perfetto_origin", "https://ui.perfetto.dev")
-    return widget_html(origin, _rel(page_url, ".") + "/")
+    return widget_html(origin, _rel(page_url, ".") + "/", lang=_lang(config))
+
+
+def _published(name: str, lang: str) -> bool:
+    """Whether an edition publishes a gallery file: its language's reports (the English edition
+    also gallery.json)."""
+    if name.endswith(".ja.html"):
+        return lang == "ja"
+    return lang == "en" and name.endswith((".html", ".json"))
 
 
 def on_files(files: Files, config: dict) -> Files:
     folder = ARTIFACTS_DIR / GALLERY_DIR
+    lang = _lang(config)
     if folder.is_dir():
         for path in sorted(folder.iterdir()):
-            if path.suffix in (".html", ".json"):
+            if _published(path.name, lang):
                 files.append(
                     File.generated(
                         config, f"artifacts/{GALLERY_DIR}/{path.name}", abs_src_path=str(path)
@@ -182,7 +241,7 @@ def on_files(files: Files, config: dict) -> Files:
     return files
 
 
-def _lesson_notes(markdown: str, page: str) -> str:
+def _lesson_notes(markdown: str, page: str, lang: str = "en") -> str:
     """Under each heading a detector names, a note that links to the detector."""
     detectors = [d for d in load_detectors() if d.guide_page == page]
     if not detectors:
@@ -200,10 +259,19 @@ def _lesson_notes(markdown: str, page: str) -> str:
                 link = _md_link(page, DOCTOR_PAGE, det.id)
                 out += [
                     "",
-                    '!!! tip "Check your own trace for this"',
+                    _t(
+                        lang,
+                        '!!! tip "Check your own trace for this"',
+                        '!!! tip "自分のトレースで確かめる"',
+                    ),
                     "",
-                    f"    The doctor's detector [`{det.id}`]({link}) looks for this in any trace: "
-                    "`python -m generators.doctor TRACE`.",
+                    _t(
+                        lang,
+                        f"    The doctor's detector [`{det.id}`]({link}) looks for this in any "
+                        "trace: `python -m generators.doctor TRACE`.",
+                        f"    doctor（トレース診断）の検出器 [`{det.id}`]({link}) は、どのトレース"
+                        "からでもこのパターンを探します: `python -m generators.doctor TRACE`",
+                    ),
                     "",
                 ]
     return "\n".join(out)
@@ -211,18 +279,19 @@ def _lesson_notes(markdown: str, page: str) -> str:
 
 def on_page_markdown(markdown: str, page, config, files) -> str:  # type: ignore[no-untyped-def]
     src = page.file.src_uri
-    markdown = _lesson_notes(markdown, src)
+    lang = _lang(config)
+    markdown = _lesson_notes(markdown, src, lang)
 
     def fill(m: re.Match[str]) -> str:
         func, args = m["func"], m["args"].strip()
         if func == "doctor_detectors":
-            text = render_detectors(src)
+            text = render_detectors(src, lang)
         elif func == "doctor_gallery":
-            text = render_gallery(page.file.url)
+            text = render_gallery(page.file.url, lang)
         elif func == "doctor_browser":
             text = render_browser(page.file.url, config)
         elif func == "doctor_example":
-            text = render_example(args.strip("'\""))
+            text = render_example(args.strip("'\""), lang)
         else:
             raise PluginError(f"{src}: unknown placeholder {m[0].strip()}")
         indent = m["indent"]

@@ -3,7 +3,8 @@
  * drops it on the page); this script reads it locally, opens the Perfetto UI with startup
  * commands built from the doctor's detectors (the plan the site build wrote into the page, see
  * generators/doctor/browser.py) and hands the trace over with the UI's postMessage protocol.
- * The trace goes to the Perfetto UI window only; nothing is sent anywhere else.
+ * The trace goes to the Perfetto UI window only; nothing is sent anywhere else. Messages are in
+ * the page's language: Japanese where <html lang> starts with "ja", else English.
  *
  * Markup (emitted by the site build):
  *   <div class="pg-doctor-browser" data-perfetto-origin="..." data-guide-root="../">
@@ -24,6 +25,12 @@
   var URL_LIMIT = 2000000;
   var HEADER_BYTES = 4 << 20;
   var PING_TIMEOUT_MS = 20000;
+  var JA = /^ja\b/i.test(document.documentElement.lang || "");
+
+  /** A message in the page's language: each English text beside its Japanese. */
+  function t(en, ja) {
+    return JA ? ja : en;
+  }
 
   function setStatus(widget, state, text) {
     var status = widget.querySelector(".pg-doctor-browser__status");
@@ -45,7 +52,10 @@
     var bytes = new Uint8Array(buffer);
     if (bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b) {
       if (typeof DecompressionStream === "undefined") {
-        return Promise.reject(new Error("this browser cannot read .gz files; unpack the trace first"));
+        return Promise.reject(new Error(t(
+          "this browser cannot read .gz files; unpack the trace first",
+          "このブラウザは .gz ファイルを読めません。先にトレースを展開してください"
+        )));
       }
       var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
       var reader = stream.getReader();
@@ -67,7 +77,10 @@
           return new TextDecoder().decode(concat(chunks, size));
         })
         .catch(function () {
-          throw new Error("the file is not valid gzip (corrupt or truncated)");
+          throw new Error(t(
+            "the file is not valid gzip (corrupt or truncated)",
+            "ファイルが正しい gzip ではありません（壊れているか、途中で切れています）"
+          ));
         });
     }
     return Promise.resolve(new TextDecoder().decode(bytes.subarray(0, HEADER_BYTES)));
@@ -130,7 +143,10 @@
   function commands(plan, devices, root, withTracks) {
     var list = [{ id: "dev.perfetto.RunQuery", args: [deviceTableSql(devices) + "\n" + plan.definitions] }];
     if (withTracks) {
-      list.push({ id: "dev.perfetto.AddDebugSliceTrackWithPivot", args: [plan.evidence, "finding", "The doctor"] });
+      list.push({
+        id: "dev.perfetto.AddDebugSliceTrackWithPivot",
+        args: [plan.evidence, "finding", t("The doctor", "doctor（トレース診断）")]
+      });
     }
     list.push({ id: "dev.perfetto.RunQueryAndShowTab", args: [plan.summary.split(ROOT_TOKEN).join(root)] });
     list.push({ id: "dev.perfetto.ExpandTracksByRegex", args: [".*"] });
@@ -146,16 +162,22 @@
     var origin = new URL(widget.getAttribute("data-perfetto-origin")).origin;
     var root = new URL(widget.getAttribute("data-guide-root") || "./", window.location.href).href;
     if (!/\.json(\.gz)?$/i.test(file.name)) {
-      setStatus(widget, "error", file.name + " is not a .json or .json.gz trace.");
+      setStatus(widget, "error", t(
+        file.name + " is not a .json or .json.gz trace.",
+        file.name + " は .json または .json.gz のトレースではありません。"
+      ));
       return;
     }
     // Open the window inside the click or drop, so pop-up blockers see the user's gesture.
     var win = window.open("about:blank", "_blank");
     if (!win) {
-      setStatus(widget, "error", "Your browser blocked the Perfetto window: allow pop-ups for this page.");
+      setStatus(widget, "error", t(
+        "Your browser blocked the Perfetto window: allow pop-ups for this page.",
+        "ブラウザが Perfetto のウィンドウをブロックしました。このページのポップアップを許可してください。"
+      ));
       return;
     }
-    setStatus(widget, "busy", "Reading " + file.name + "…");
+    setStatus(widget, "busy", t("Reading " + file.name + "…", file.name + " を読み込んでいます…"));
     var buffer;
     file
       .arrayBuffer()
@@ -166,26 +188,39 @@
       .then(function (text) {
         var first = text.replace(/^\s+/, "")[0];
         if (first !== "{" && first !== "[") {
-          throw new Error("it is not a JSON trace");
+          throw new Error(t("it is not a JSON trace", "JSON のトレースではありません"));
         }
         var devices = deviceProperties(text);
         var url = viewerUrl(origin, commands(plan, devices, root, true));
         var note = "";
         if (url.length > URL_LIMIT) {
           url = viewerUrl(origin, commands(plan, devices, root, false));
-          note = " The findings' tracks did not fit in the address, so only the summary tab is shown.";
+          note = t(
+            " The findings' tracks did not fit in the address, so only the summary tab is shown.",
+            "所見のトラックはアドレスに収まらなかったため、概要のタブだけを表示しています。"
+          );
         }
         if (url.length > URL_LIMIT) {
-          throw new Error("the doctor's commands are too long for this browser's addresses");
+          throw new Error(t(
+            "the doctor's commands are too long for this browser's addresses",
+            "doctor のコマンドが、このブラウザで使えるアドレスの長さを超えています"
+          ));
         }
         win.location.href = url;
         return handOver(win, origin, buffer, file.name).then(function () {
-          setStatus(widget, "done", "Opened " + file.name + " in Perfetto with the doctor's findings." + note);
+          setStatus(widget, "done", t(
+            "Opened " + file.name + " in Perfetto with the doctor's findings.",
+            file.name + " を doctor の所見つきで Perfetto で開きました。"
+          ) + note);
         });
       })
       .catch(function (err) {
         if (!win.closed) win.close();
-        setStatus(widget, "error", "Could not check " + file.name + ": " + (err && err.message ? err.message : err) + ".");
+        var reason = err && err.message ? err.message : err;
+        setStatus(widget, "error", t(
+          "Could not check " + file.name + ": " + reason + ".",
+          file.name + " を診断できませんでした: " + reason + "。"
+        ));
       });
   }
 
@@ -195,12 +230,15 @@
       var timer = window.setInterval(function () {
         if (win.closed) {
           stop();
-          reject(new Error("the Perfetto window was closed"));
+          reject(new Error(t("the Perfetto window was closed", "Perfetto のウィンドウが閉じられました")));
           return;
         }
         if (Date.now() - began > PING_TIMEOUT_MS) {
           stop();
-          reject(new Error("the Perfetto UI did not answer within " + PING_TIMEOUT_MS / 1000 + " s"));
+          reject(new Error(t(
+            "the Perfetto UI did not answer within " + PING_TIMEOUT_MS / 1000 + " s",
+            "Perfetto UI が " + PING_TIMEOUT_MS / 1000 + " 秒以内に応答しませんでした"
+          )));
           return;
         }
         try {

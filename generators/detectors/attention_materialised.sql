@@ -1,25 +1,46 @@
 -- id: attention-materialised
 -- title: Attention that writes the whole score matrix
+-- title_ja: スコア行列全体をメモリに書き出すアテンション
 -- severity: warning
 -- guide: part-3/02-sdpa-backends.md#the-math-backend-the-reference-not-the-fast-path
 -- breakdown: operator
 -- seen: Operators that built a full sequence × sequence score matrix in memory: {count}
 --   ({sum(cost_ns)} of CPU time in them; GPU time launched from them: {sum(gpu_ns)}).
+-- seen_ja: 系列長 × 系列長のスコア行列をまるごとメモリ上に作った演算子が {count}
+--   個あります（その中で費やされた CPU 時間は {sum(cost_ns)}、そこから起動された GPU 時間は
+--   {sum(gpu_ns)}）。
 -- why: Attention written by hand (`softmax(q @ k.T) @ v`) or SDPA's math backend writes the score
 --   matrix, sequence length squared per head, to memory and reads it back several times. A fused
 --   kernel (FlashAttention, memory-efficient or cuDNN attention) keeps it on chip.
+-- why_ja: 手書きのアテンション（`softmax(q @ k.T) @ v`）や SDPA の math バックエンドは、
+--   ヘッドごとに系列長の 2 乗の大きさのスコア行列をメモリに書き出し、それを何度も読み戻します。
+--   融合カーネル（FlashAttention、memory-efficient アテンション、cuDNN アテンション）
+--   はこの行列をチップ上に保持します。
 -- try: Call `torch.nn.functional.scaled_dot_product_attention` and let it pick a fused backend:
 --   check the dtype (fp16/bf16), the head dimension, the mask and the device (the math backend is
 --   the fallback when no fused one accepts the inputs); `torch.nn.attention.sdpa_kernel` forces a
 --   backend and raises when it cannot.
+-- try_ja: `torch.nn.functional.scaled_dot_product_attention` を呼び、
+--   融合バックエンドを選ばせてください。dtype（fp16/bf16）、ヘッド次元、マスク、
+--   デバイスを確認します（どの融合バックエンドも入力を受け付けないとき、math
+--   バックエンドが代わりに使われます）。`torch.nn.attention.sdpa_kernel` はバックエンドを強制し、
+--   使えなければ例外を送出します。
 -- after: One `aten::_scaled_dot_product_flash_attention` (or `_efficient_`, `_cudnn_`) operator
 --   per attention call, launching one attention kernel, and no `aten::softmax` on a
 --   sequence × sequence tensor.
+-- after_ja: アテンションの呼び出し 1 回につき `aten::_scaled_dot_product_flash_attention`（または
+--   `_efficient_`、`_cudnn_`）演算子が 1 つだけあってアテンションカーネルを 1 つ起動し、系列長 ×
+--   系列長のテンソルに対する `aten::softmax` はなくなります。
 -- false-positives: A custom attention pattern no fused kernel supports. The math backend is found
 --   by name; hand-written attention by a softmax over a square [..., L, L] input, which needs
 --   input shapes (`record_shapes=True`): it misses attention with different query and key
 --   lengths, can flag a non-attention softmax over a square input, and cannot see attention
 --   that torch.compile fused into generated kernels.
+-- false-positives_ja: どの融合カーネルも対応していない独自のアテンションパターン。math
+--   バックエンドは名前で見つけ、手書きのアテンションは正方形の [..., L, L] 入力に対する softmax
+--   で見つけます。後者には入力形状（`record_shapes=True`）が必要です。この方法では、
+--   クエリとキーの長さが異なるアテンションを見逃し、アテンションではない正方形入力の softmax
+--   を検出することがあり、torch.compile が生成カーネルに融合したアテンションは見えません。
 INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.windows;
 

@@ -1,21 +1,36 @@
 -- id: comm-exposed
 -- title: Communication kernels that no compute overlaps
+-- title_ja: 計算と重なっていない通信カーネル
 -- severity: warning
 -- param: exposed_pct_min = 30  Reported when at least this share (%) of the communication kernels' time has no compute kernel running beside it.
+-- param_ja: exposed_pct_min  通信カーネルの時間のうち、そばで計算カーネルが動いていない時間の割合
+--   （%）がこの値以上のとき報告します。
 -- needs: gpu
 -- guide: check-your-trace.md#comm-exposed
 -- seen: Communication kernels: {count}, {sum(comm_ns)} in all, of which {sum(cost_ns)} with
 --   no compute kernel running on the same GPU ({first(exposed_pct)}).
+-- seen_ja: 通信カーネルは {count} 個、合計 {sum(comm_ns)} で、そのうち {sum(cost_ns)} は同じ GPU
+--   で計算カーネルが動いていませんでした（{first(exposed_pct)}）。
 -- why: Gradient all-reduces (NCCL/RCCL kernels) should run while the backward computes the next
 --   gradients. Time when only communication runs is time the GPU's compute units wait for the
 --   network.
+-- why_ja: 勾配の all-reduce（NCCL/RCCL カーネル）は、逆伝播（backward）
+--   が次の勾配を計算している間に実行されるべきものです。通信だけが動いている時間は、GPU
+--   の演算ユニットがネットワークを待っている時間です。
 -- try: Let DDP or FSDP overlap them: avoid synchronising between the backward and the optimizer,
 --   tune `bucket_cap_mb`, check that communication runs on its own stream, and that nothing in
 --   the backward forces an early wait.
+-- try_ja: DDP や FSDP に通信を計算と重ねさせてください。逆伝播とオプティマイザの間で同期しないこ
+--   と、`bucket_cap_mb` を調整すること、通信が専用のストリームで動いていること、
+--   逆伝播の中に早すぎる待機を強いるものがないことを確認します。
 -- after: The communication kernels sit under compute kernels on another stream of the same GPU.
+-- after_ja: 通信カーネルが、同じ GPU の別のストリームで動く計算カーネルと重なります。
 -- false-positives: The last bucket of a backward, which has nothing left to overlap with. A
 --   communication kernel's time includes waiting for the slowest rank to arrive, so exposed
 --   time can be another GPU's lateness rather than this one's missing overlap.
+-- false-positives_ja: 逆伝播の最後のバケットには、重ねる相手が残っていません。
+--   通信カーネルの時間には最も遅いランクの到着を待つ時間も含まれるため、
+--   計算と重なっていない時間は、この GPU の重なり不足ではなく別の GPU の遅れであることもあります。
 INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.windows;
 

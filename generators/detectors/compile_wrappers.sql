@@ -1,21 +1,36 @@
 -- id: compile-wrappers
 -- title: What torch.compile's wrappers cost on the CPU
+-- title_ja: torch.compile のラッパーが CPU で使う時間
 -- severity: info
 -- guide: part-2/02-mlp.md#what-the-wrappers-cost
 -- breakdown: wrapper
 -- seen: torch.compile's wrappers inside the loop: {count} calls, {sum(cost_ns)} of CPU time of
 --   their own: time inside them not spent in a profiled operator below (guard checks, cache
 --   lookups, Inductor's Python wrapper and kernel launcher).
+-- seen_ja: ループ内で torch.compile のラッパーが {count} 回呼ばれ、ラッパー自身の CPU 時間は
+--   {sum(cost_ns)} でした。ラッパーの中にいながら、その下で記録された演算子には入っていない時間です
+--   （ガードのチェック、キャッシュの検索、Inductor の Python ラッパーとカーネルランチャー）。
 -- why: Every call into a compiled function first looks up the compiled code and checks its
 --   guards (`TorchDynamo Cache Lookup`), then runs it inside `Torch-Compiled Region`. That is CPU
 --   time per call: small next to a large model's GPU work, but a real share of a small,
 --   overhead-bound step.
+-- why_ja: コンパイル済み関数を呼ぶたびに、まずコンパイル済みコードを探してガードをチェックし
+--   （`TorchDynamo Cache Lookup`）、それから `Torch-Compiled Region` の中で実行します。
+--   これは呼び出しごとにかかる CPU 時間です。大きなモデルの GPU の仕事に比べれば小さいものの、
+--   小さくオーバーヘッド律速なステップでは無視できない割合になります。
 -- try: Compile a larger region (the whole model or step, not each small function), so the
 --   wrappers run once per step; `mode="reduce-overhead"` adds CUDA graphs on top.
+-- try_ja: もっと大きな範囲をコンパイルしてください（小さな関数ごとではなく、
+--   モデル全体やステップ全体）。そうすればラッパーはステップごとに 1
+--   回だけ動きます。`mode="reduce-overhead"` にすると、さらに CUDA グラフも使われます。
 -- after: One `Torch-Compiled Region` per step, and a wrapper self time that is small next to
 --   the step.
+-- after_ja: ステップごとに `Torch-Compiled Region` が 1 つになり、
+--   ラッパーの自己時間はステップに比べて小さくなります。
 -- false-positives: Nothing to fix when the steps are GPU-bound: this is a note on how to read
 --   the compiled rows.
+-- false-positives_ja: ステップが GPU 律速なら直すものはありません。
+--   これはコンパイル済みコードのスライスの読み方についての注記です。
 INCLUDE PERFETTO MODULE guide.windows;
 
 WITH

@@ -1,19 +1,32 @@
 -- id: cuda-graphs
 -- title: Kernels replayed from CUDA graphs
+-- title_ja: CUDA グラフから再生されたカーネル
 -- severity: info
 -- needs: gpu, flows
 -- guide: part-4/03-batch-and-cuda-graphs.md#what-a-static-cache-and-cuda-graphs-change
 -- seen: CUDA graph launches: {count}, replaying {sum(kernels)} kernels ({sum(gpu_ns)} of GPU
 --   time).
+-- seen_ja: CUDA グラフの起動が {count} 回あり、{sum(kernels)} 個のカーネルを再生しました（GPU 時間
+--   {sum(gpu_ns)}）。
 -- why: A CUDA graph replays a recorded sequence of kernels from one `cudaGraphLaunch`: those
 --   kernels have no launch call of their own, so per-kernel launch latency, "kernels shorter
 --   than their launch" and the CPU time per kernel do not apply to them; the graph launch's cost
 --   is shared by all of them. The operators that recorded the graph do not run again, so the
 --   CPU rows above the kernels are missing.
+-- why_ja: CUDA グラフは、記録したカーネルの列を 1 回の `cudaGraphLaunch` から再生します。
+--   それらのカーネルには自分の起動呼び出しがないため、カーネルごとの起動レイテンシも、
+--   「起動より短いカーネル」も、カーネルあたりの CPU 時間もあてはまりません。
+--   グラフの起動のコストはすべてのカーネルで分け合います。グラフを記録した演算子は再び実行されない
+--   ため、カーネルの上にあるはずの CPU の行がありません。
 -- try: Nothing to fix: read these kernels by their names and GPU times, and the graph launch's
 --   CPU time as the cost of the whole sequence.
+-- try_ja: 直すものはありません。これらのカーネルは名前と GPU 時間で読み、グラフの起動の CPU
+--   時間はカーネルの列全体のコストとして読んでください。
 -- after: —
+-- after_ja: —
 -- false-positives: None known; a graph captured once and never replayed shows no kernels here.
+-- false-positives_ja: 知られているものはありません。一度キャプチャしただけで再生されていないグラフ
+--   は、ここにカーネルを示しません。
 INCLUDE PERFETTO MODULE guide.kineto;
 
 WITH graph AS MATERIALIZED (

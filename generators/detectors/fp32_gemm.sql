@@ -1,27 +1,50 @@
 -- id: fp32-gemm
 -- title: fp32 matrix multiplies that skip the tensor cores
+-- title_ja: Tensor コアを使わない fp32 の行列積
 -- severity: warning
 -- param: gemm_pct_min = 5  Reported when these GEMMs take at least this share (%) of all kernel time.
+-- param_ja: gemm_pct_min  これらの GEMM がカーネル時間全体のこの割合（%）
+--   以上を占めるとき報告します。
 -- needs: gpu, device
 -- guide: part-2/03-kernel-names.md#library-gemms
 -- breakdown: kernel
 -- seen: GEMM kernels in fp32 on the FMA units (no tensor cores): {count}, {sum(cost_ns)} of
 --   GPU time ({first(gemm_pct)} of all kernel time), on a GPU with tensor cores
 --   ({first(gpu_name)}).
+-- seen_ja: Tensor コアを持つ GPU（{first(gpu_name)}）で、Tensor コアを使わず FMA ユニット上で fp32
+--   のまま動いた GEMM カーネルが {count} 個あり、GPU 時間は {sum(cost_ns)} です（カーネル時間全体の
+--   {first(gemm_pct)}）。
 -- why: Tensor cores multiply matrices many times faster than the FMA units. On Ampere and later
 --   GPUs PyTorch keeps fp32 matrix multiplies off them by default (TF32 is off for matmul, on for
 --   cuDNN convolutions); a Volta or Turing GPU has no TF32 at all, only fp16 tensor cores. Kernel
 --   names say which units ran: `sgemm`, `simt` and `ffma` mean FMA units.
+-- why_ja: Tensor コアは FMA ユニットの何倍もの速さで行列を掛けます。Ampere 以降の GPU では、PyTorch
+--   はデフォルトで fp32 の行列積を Tensor コアで実行しません（TF32 は matmul ではオフ、cuDNN
+--   の畳み込みではオン）。Volta や Turing の GPU には TF32 がなく、fp16 の Tensor
+--   コアだけがあります。どのユニットで動いたかはカーネル名でわかり、`sgemm`、`simt`、`ffma` は FMA
+--   ユニットを意味します。
 -- try: On Ampere and later, allow TF32 (`torch.backends.cuda.matmul.allow_tf32 = True` or
 --   `torch.set_float32_matmul_precision("high")`), or run the model under `torch.autocast` with
 --   bf16; on Volta or Turing, autocast to fp16.
+-- try_ja: Ampere 以降では TF32 を許可する（`torch.backends.cuda.matmul.allow_tf32 = True` または
+--   `torch.set_float32_matmul_precision("high")`）か、モデルを bf16 の `torch.autocast`
+--   の下で実行してください。Volta や Turing では fp16 に autocast します。
 -- after: The GEMM kernels' names carry `tf32`, `bf16` or `f16` (fp16 on Volta/Turing) and an
 --   MMA shape (e.g. `16816`), and their durations drop.
+-- after_ja: GEMM カーネルの名前に `tf32`、`bf16`、`f16`（Volta/Turing では fp16）と MMA の形（例:
+--   `16816`）が入り、実行時間が短くなります。
 -- false-positives: A GEMM that must stay in full fp32 for accuracy; tiny GEMMs where the units
 --   do not matter. The kernel name is the only evidence: a name that does not state its type is
 --   not counted, and a custom kernel named like a GEMM with `float` in it is. GEMMs inside SDPA's
 --   math backend are left to attention-materialised. Not checked on AMD GPUs (their GEMM names
 --   say nothing about matrix cores in this form) or on a trace that does not list its GPU.
+-- false-positives_ja: 精度のために完全な fp32 のままにすべき GEMM、
+--   どのユニットで動いても差が出ない小さな GEMM。証拠はカーネル名だけです。
+--   型を名前に示さないカーネルは数えられず、`float` を含む GEMM
+--   風の名前のカスタムカーネルは数えられます。SDPA の math バックエンド内の GEMM は
+--   attention-materialised に任せます。AMD の GPU（この形式の GEMM
+--   名はマトリクスコアについて何も示しません）と、GPU を記載していないトレースではチェックしませ
+--   ん。
 INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.kernel_names;
 

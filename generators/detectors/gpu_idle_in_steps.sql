@@ -1,25 +1,44 @@
 -- id: gpu-idle-in-steps
 -- title: GPU idle inside the step loop, by cause
+-- title_ja: ステップのループ内の GPU のアイドル（原因別）
 -- severity: warning
 -- param: idle_pct_min = 20  Reported when the GPU sat idle between its activities for at least this share (%) of the loop's time.
+-- param_ja: idle_pct_min  GPU が処理の合間にアイドルだった時間が、ループの時間のこの割合（%）
+--   以上のとき報告します。
 -- param: gap_ns_min = 1000  Gaps shorter than this (ns) are listed in the totals but not as evidence.
+-- param_ja: gap_ns_min  これより短い隙間（ns）は合計には入りますが、証拠としては列挙しません。
 -- needs: gpu, flows
 -- guide: part-1/01-first-trace.md#reading-the-table-where-does-the-time-go
 -- breakdown: cause
 -- seen: Between its activities the GPU sat idle for {sum(cost_ns)} of the loop's
 --   {first(loop_ns)} ({first(idle_pct)} per device; gaps: {count}).
+-- seen_ja: GPU は処理の合間に、ループ全体 {first(loop_ns)} のうち {sum(cost_ns)}
+--   アイドルでした（デバイスあたり {first(idle_pct)}、隙間 {count} 個）。
 -- why: Every gap is time the GPU could have worked. Its cause says where to look: "host" means
 --   the launch call was still running when the GPU ran dry (the CPU could not keep up), "sync"
 --   that the CPU had stopped to wait for the GPU and only then launched more, "profiler" that
 --   CUPTI's buffer request stalled the CPU (not the code's cost), "other" that the work was
 --   launched in time but started late (a wait on another stream or an event).
+-- why_ja: どの隙間も、GPU が働けたはずの時間です。原因は見るべき場所を示します。「host」は GPU
+--   の仕事が尽きたときに起動呼び出しがまだ実行中だったこと（CPU が追いつけなかった）、「sync」は
+--   CPU が GPU を待つために止まり、その後でようやく次を起動したこと、「profiler」は CUPTI
+--   のバッファ要求が CPU を止めたこと（コードのコストではありません）、
+--   「other」は仕事は間に合うように起動されたのに開始が遅れたこと（別のストリームやイベントの待ち）
+--   を意味します。
 -- try: For "host": less CPU work per kernel (torch.compile, CUDA graphs, larger batches). For
 --   "sync": remove the synchronisation from the loop (see sync-in-loop). For "other": look at
 --   the streams and events the next kernel waited on.
+-- try_ja: 「host」には、カーネルあたりの CPU の仕事を減らします（torch.compile、CUDA グラフ、
+--   大きなバッチ）。「sync」には、ループから同期を取り除きます（sync-in-loop を参照）。
+--   「other」には、次のカーネルが待っていたストリームとイベントを調べます。
 -- after: The GPU row shows kernels back to back, and the gaps that remain are short and rare.
+-- after_ja: GPU の行にカーネルが隙間なく並び、残る隙間は短く、まれになります。
 -- false-positives: Gaps at the start of a step that a data loader or an evaluation fills on
 --   purpose. A gap is counted per device, between activities: idle time before the first
 --   activity of the trace is not.
+-- false-positives_ja: データローダや評価が意図的に埋める、ステップ冒頭の隙間。
+--   隙間はデバイスごとに処理の合間で数えるため、トレースの最初の処理より前のアイドル時間は数えませ
+--   ん。
 INCLUDE PERFETTO MODULE guide.windows;
 
 WITH

@@ -1,22 +1,37 @@
 -- id: hidden-copies
 -- title: Device copies made inside other operators
+-- title_ja: 他の演算子の中で行われるデバイス上のコピー
 -- severity: warning
 -- param: copy_pct_min = 2  Reported when these copies take at least this share (%) of the GPU's busy time in the loop.
+-- param_ja: copy_pct_min  これらのコピーが、ループ内で GPU が稼働していた時間のこの割合（%）
+--   以上を占めるとき報告します。
 -- needs: gpu, flows
 -- guide: part-3/01-attention.md#the-hidden-copy-and-the-one-character-fix
 -- breakdown: operator
 -- seen: Device copies inside operators that are not copies themselves: {count}, {sum(cost_ns)}
 --   of GPU time ({first(copy_pct)} of the GPU's busy time in the loop).
+-- seen_ja: それ自体はコピーではない演算子の中で行われたデバイス上のコピーが {count} 回あり、GPU
+--   時間は {sum(cost_ns)} です（ループ内で GPU が稼働していた時間の {first(copy_pct)}）。
 -- why: An out-of-place operator (`masked_fill`, `reshape` of a non-contiguous tensor, a dtype
 --   cast) must leave its input untouched, so it first copies it: a whole extra read and write
 --   of the tensor, hidden under an operator that does not sound like a copy.
+-- why_ja: out-of-place の演算子（`masked_fill`、非連続なテンソルの `reshape`、dtype のキャスト）
+--   は入力を変更してはならないため、まず入力をコピーします。テンソル全体の読み書きが余分に 1
+--   回ずつ発生し、それがコピーらしくない名前の演算子の下に隠れます。
 -- try: Use the in-place form where nothing needs the old value (`masked_fill_`, `add_`); keep
 --   tensors contiguous in the layout the next operator wants; cast once, not per step.
+-- try_ja: 古い値が不要なところではインプレース版を使ってください（`masked_fill_`、`add_`）。
+--   テンソルは次の演算子が求めるレイアウトで連続に保ち、キャストはステップごとではなく 1
+--   回だけにします。
 -- after: The `aten::clone → aten::copy_` rows under the operator are gone, with their
 --   `Memcpy DtoD` or copy kernels on the GPU row.
+-- after_ja: その演算子の下の `aten::clone → aten::copy_` の行が消え、GPU の行にあったそれらの
+--   `Memcpy DtoD` やコピーカーネルもなくなります。
 -- false-positives: A copy the algorithm needs (a KV-cache update, an explicit `.clone()` that
 --   keeps a value for later) shows the same way when a library makes it inside another
 --   operator.
+-- false-positives_ja: アルゴリズムに必要なコピー（KV キャッシュの更新、値を後で使うための明示的な
+--   `.clone()`）も、ライブラリが別の演算子の中で行うと同じように見えます。
 INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.windows;
 

@@ -1,25 +1,45 @@
 -- id: host-device-copies
 -- title: Copies between host and device inside the step loop
+-- title_ja: ステップのループ内のホスト・デバイス間コピー
 -- severity: warning
 -- param: copy_pct_min = 1  Reported when the copies take at least this share (%) of the loop's time...
+-- param_ja: copy_pct_min  コピーがループの時間のこの割合（%）以上を占めるとき報告します…
 -- param: pageable_ns_min = 50000  ...or when the copies from or to pageable memory take at least this long (ns) in all.
+-- param_ja: pageable_ns_min  …または、ページング可能メモリとの間のコピーが合計でこの時間（ns）
+--   以上かかったとき報告します。
 -- needs: gpu
 -- guide: part-5/02-optimizer-and-data.md#copies-to-the-gpu
 -- breakdown: kind
 -- seen: Host↔device copies inside the loop: {count}, {sum(cost_ns)} of copy time
 --   ({first(copy_pct)} of the loop's {first(loop_ns)}); from or to pageable memory:
 --   {sum(pageable)}.
+-- seen_ja: ループ内のホスト↔デバイス間コピーが {count} 回あり、コピー時間は {sum(cost_ns)}
+--   です（ループ全体 {first(loop_ns)} の {first(copy_pct)}）。ページング可能メモリとの間のコピーは
+--   {sum(pageable)} 回です。
 -- why: A copy from pageable (ordinary) host memory goes through a staging buffer of the
 --   driver's, and PyTorch waits for it (`cudaStreamSynchronize` under `aten::copy_`), so the CPU
 --   cannot run ahead while it lasts. A copy back to the host (DtoH) usually means the CPU is about
 --   to wait for a value.
+-- why_ja: ページング可能な（通常の）ホストメモリからのコピーはドライバのステージングバッファを経由
+--   し、PyTorch はその完了を待ちます（`aten::copy_` の下の `cudaStreamSynchronize`）。そのため、
+--   コピーの間 CPU は先に進めません。ホストへ戻すコピー（DtoH）は、たいてい CPU
+--   がこれから値を待つことを意味します。
 -- try: Allocate host tensors pinned (`pin_memory=True` in the DataLoader, `tensor.pin_memory()`)
 --   and copy with `.to(device, non_blocking=True)`; keep results on the GPU until they are
 --   needed; move constant data to the GPU once, before the loop.
+-- try_ja: ホスト側のテンソルはピン留めメモリに確保し（DataLoader の
+--   `pin_memory=True`、`tensor.pin_memory()`）、`.to(device, non_blocking=True)`
+--   でコピーしてください。結果は必要になるまで GPU に置いておき、定数データはループの前に一度だけ
+--   GPU に移します。
 -- after: The copies' names read `Pinned -> Device`, no `cudaStreamSynchronize` follows them in
 --   `aten::copy_`, and they overlap kernels on another stream or hide behind them.
+-- after_ja: コピーの名前が `Pinned -> Device` になり、`aten::copy_` の中でその後に
+--   `cudaStreamSynchronize` が続かなくなり、コピーは別のストリームのカーネルと重なるか、
+--   その陰に隠れます。
 -- false-positives: The one input batch a training or inference step must bring in; a small
 --   read-back of a loss for logging every N steps.
+-- false-positives_ja: 学習や推論のステップが必ず取り込む入力バッチ 1 つ分。ログのために N
+--   ステップごとに損失を少し読み戻す場合。
 INCLUDE PERFETTO MODULE guide.windows;
 INCLUDE PERFETTO MODULE guide.kineto;
 

@@ -1,25 +1,42 @@
 -- id: launch-bound
 -- title: Kernels shorter than the launches that issued them
+-- title_ja: 起動呼び出しより短いカーネル
 -- severity: warning
 -- param: short_pct_min = 50  Reported when at least this share (%) of the loop's kernels ran for less time than their launch call took.
+-- param_ja: short_pct_min  ループ内のカーネルのうち、起動呼び出しより実行時間が短いものの割合（%）
+--   がこの値以上のとき報告します。
 -- needs: gpu, flows
 -- guide: part-1/02-cpu-and-gpu-lanes.md#one-step-both-lanes
 -- breakdown: kernel
 -- seen: Kernels that ran for less time than the CPU took to launch them: {count} of the
 --   loop's {first(kernels)} ({first(short_pct)}); their launch calls took {sum(cost_ns)}, the
 --   kernels {sum(kernel_ns)}.
+-- seen_ja: CPU が起動にかけた時間より実行時間が短かったカーネルは、ループ内の {first(kernels)}
+--   個のうち {count} 個です（{first(short_pct)}）。それらの起動呼び出しは {sum(cost_ns)}、
+--   カーネル自体は {sum(kernel_ns)} でした。
 -- why: A kernel that finishes before the next launch call returns leaves the GPU waiting for
 --   the CPU: the loop runs at the speed of launching, whatever the GPU can do. Many small
 --   kernels in a loop are the typical pattern of small batches, decode steps and unfused
 --   elementwise code.
+-- why_ja: 次の起動呼び出しが戻る前に終わるカーネルは、GPU に CPU を待たせます。GPU
+--   の性能にかかわらず、ループは起動の速さで進みます。ループ内に小さなカーネルが多数並ぶのは、
+--   小さなバッチ、デコードステップ、融合されていない要素ごとの演算に典型的なパターンです。
 -- try: Capture the loop in a CUDA graph (one launch replays all kernels:
 --   `torch.compile(mode="reduce-overhead")` or `torch.cuda.graphs`), fuse kernels with
 --   `torch.compile`, or give each kernel more work (a larger batch).
+-- try_ja: ループを CUDA グラフにキャプチャする（1 回の起動で全カーネルを再生しま
+--   す。`torch.compile(mode="reduce-overhead")` または `torch.cuda.graphs`）、`torch.compile`
+--   でカーネルを融合する、または各カーネルの仕事を増やしてください（大きなバッチ）。
 -- after: Under a CUDA graph the CPU row shows one `cudaGraphLaunch` per step instead of one
 --   launch per kernel; after fusion, fewer and longer kernels.
+-- after_ja: CUDA グラフの下では、CPU の行にはカーネルごとの起動ではなく、ステップごとに 1 つの
+--   `cudaGraphLaunch` が現れます。融合の後は、カーネルが少なく長くなります。
 -- false-positives: Short kernels that overlap other work (the GPU stays busy anyway): read the
 --   busy share (overhead-bound-steps) before acting. Launches stalled by the profiler's own
 --   `Activity Buffer Request` and kernels replayed from a CUDA graph are left out.
+-- false-positives_ja: ほかの仕事と重なる短いカーネル（どのみち GPU は稼働しています）。対処する前に
+--   GPU 稼働率（overhead-bound-steps）を見てください。プロファイラ自身の `Activity Buffer Request`
+--   で止まった起動と、CUDA グラフから再生されたカーネルは除外しています。
 INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.windows;
 

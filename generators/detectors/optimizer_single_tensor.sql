@@ -1,21 +1,38 @@
 -- id: optimizer-single-tensor
 -- title: An optimizer that updates one tensor at a time
+-- title_ja: テンソルを 1 つずつ更新するオプティマイザ
 -- severity: warning
 -- param: ops_min = 20  Reported when one optimizer step runs at least this many operators and none of them is a foreach or fused one.
+-- param_ja: ops_min  1 回のオプティマイザステップがこの数以上の演算子を実行し、そのどれも foreach
+--   版や fused 版でないとき報告します。
 -- guide: part-5/02-optimizer-and-data.md#the-optimizer-step
 -- seen: Optimizer steps that ran parameter by parameter: {count}, with up to
 --   {max(operators)} operators each and {sum(cost_ns)} of CPU time in all.
+-- seen_ja: パラメータを 1 つずつ処理したオプティマイザステップが {count} 回あり、1 回あたり最大
+--   {max(operators)} 個の演算子、CPU 時間は合計 {sum(cost_ns)} でした。
 -- why: The single-tensor implementation runs a handful of small operators per parameter (each a
 --   kernel launch on a GPU), so a model with hundreds of parameters launches thousands of tiny
 --   kernels per step. The `foreach` implementation batches them into a few `multi_tensor_apply`
 --   kernels, the fused one into one kernel per group.
+-- why_ja: single-tensor 実装はパラメータごとに小さな演算子をいくつも実行するため（GPU
+--   ではそれぞれがカーネルの起動）、数百のパラメータを持つモデルはステップごとに数千の小さなカーネ
+--   ルを起動します。`foreach` 実装はそれらを少数の `multi_tensor_apply` カーネルにまとめ、fused
+--   実装はグループごとに 1 つのカーネルにまとめます。
 -- try: `torch.optim.AdamW(params, foreach=True)`, which PyTorch already picks by default on
 --   CUDA when every parameter is a CUDA tensor, or `fused=True` (off by default; CUDA, and CPU
 --   since PyTorch 2.4).
+-- try_ja: `torch.optim.AdamW(params, foreach=True)` を使ってください（すべてのパラメータが CUDA
+--   テンソルなら、PyTorch は CUDA でデフォルトでこれを選びます）。または `fused=True`
+--   を使います（デフォルトではオフ。CUDA と、PyTorch 2.4 以降は CPU でも使えます）。
 -- after: Under `Optimizer.step#…` a few `aten::_foreach_*` operators (or `aten::_fused_adamw_`)
 --   instead of a long run of `aten::mul_`, `aten::add_`, `aten::addcdiv_` per parameter.
+-- after_ja: `Optimizer.step#…` の下に、パラメータごとの
+--   `aten::mul_`、`aten::add_`、`aten::addcdiv_` の長い列ではなく、少数の `aten::_foreach_*`
+--   演算子（または `aten::_fused_adamw_`）が並びます。
 -- false-positives: A model with very few parameters, where the loop is short anyway; an
 --   optimizer without foreach or fused versions.
+-- false-positives_ja: パラメータがごく少なく、どのみちループが短いモデル。foreach 版や fused
+--   版を持たないオプティマイザ。
 INCLUDE PERFETTO MODULE guide.windows;
 
 WITH

@@ -1,22 +1,40 @@
 -- id: overhead-bound-steps
 -- title: Steps the CPU could not keep the GPU busy in
+-- title_ja: CPU が GPU を稼働させ続けられなかったステップ
 -- severity: warning
 -- param: busy_pct_max = 50  A step whose GPU busy share is below this (%) is reported.
+-- param_ja: busy_pct_max  GPU 稼働率がこの値（%）未満のステップを報告します。
 -- needs: gpu, steps
 -- guide: part-4/02-decode-step.md#why-decode-on-a-gpu-is-overhead-bound-at-batch-1
 -- seen: Profiled steps in which the GPU was busy less than {busy_pct_max} % of the time:
 --   {count} (lowest {min(busy_pct)}; GPU idle in those steps: {sum(cost_ns)}). The CPU spent
 --   {sum(launch_ns)} in launch calls ({sum(launches)}) in those steps.
+-- seen_ja: GPU 稼働率が {busy_pct_max} % 未満だったプロファイル対象のステップが {count}
+--   個あります（最低 {min(busy_pct)}、それらのステップでの GPU のアイドル時間 {sum(cost_ns)}）。
+--   それらのステップで CPU は起動呼び出しに {sum(launch_ns)} を費やしました（{sum(launches)} 回）。
 -- why: The GPU sat idle for most of the step although the work the step launched had finished
 --   before the step ended: the GPU was waiting for the CPU (Python, operator dispatch, kernel
 --   launches), so the CPU set the step's length. A faster kernel would not shorten such a step.
+-- why_ja: ステップが起動した仕事はステップの終わりより前に終わっていたのに、GPU
+--   はステップの大半でアイドルでした。GPU は CPU（Python、演算子のディスパッチ、カーネルの起動）
+--   を待っていたのであり、ステップの長さを決めていたのは CPU です。カーネルを速くしても、
+--   このようなステップは短くなりません。
 -- try: Give the GPU more work per launch (a larger batch, fused operations), or cut the CPU's
 --   share: torch.compile, CUDA graphs (mode="reduce-overhead"), less Python per step.
+-- try_ja: 起動 1 回あたりの GPU の仕事を増やす（大きなバッチ、演算の融合）か、CPU
+--   の負担を減らしてください。手段は torch.compile、CUDA グラフ（mode="reduce-overhead"）、
+--   ステップあたりの Python を減らすことです。
 -- after: The GPU row of each step fills up: fewer, longer kernels with short gaps between them,
 --   and the step's length follows the GPU's work.
+-- after_ja: 各ステップの GPU の行が埋まります。カーネルは少なく長くなって隙間は短くなり、
+--   ステップの長さは GPU の仕事で決まるようになります。
 -- false-positives: A step that waits on purpose (data loading, logging, evaluation) or the cold
 --   first step of a capture (see profiler-artefacts). A step whose launched work was still
 --   running when it ended is not reported: there the GPU is behind, not starved.
+-- false-positives_ja: 意図的に待つステップ（データの読み込み、ログ、評価）や、
+--   キャプチャのコールドな最初のステップ（profiler-artefacts を参照）。
+--   起動した仕事がステップの終わりにまだ実行中だったステップは報告しません。そこでは GPU
+--   は仕事が足りないのではなく、処理が追いついていないのです。
 INCLUDE PERFETTO MODULE guide.windows;
 INCLUDE PERFETTO MODULE guide.kineto;
 

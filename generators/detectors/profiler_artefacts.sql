@@ -1,24 +1,44 @@
 -- id: profiler-artefacts
 -- title: The profiler's own marks in the trace
+-- title_ja: トレースに残るプロファイラ自身の痕跡
 -- severity: info
 -- param: cold_x_min = 2  The first profiled step is called cold when it is at least this many times as wide as the median of the others.
+-- param_ja: cold_x_min  最初にプロファイルされたステップの幅が、
+--   ほかのステップの中央値のこの倍数以上のとき、そのステップをコールドとみなします。
 -- guide: part-1/02-cpu-and-gpu-lanes.md#the-profilers-own-start-up
 -- breakdown: kind
 -- seen: Marks in this trace that come from the profiler rather than from the code's steady
 --   state: {count} ({sum(cost_ns)} of profiler time, not counting the closing synchronisation,
 --   which waits for the code's own GPU work).
+-- seen_ja: このトレースには、コードの定常状態ではなくプロファイラに由来する痕跡が {count}
+--   個あります（プロファイラの時間 {sum(cost_ns)}。最後の同期はコード自身の GPU
+--   の仕事を待つものなので数えていません）。
 -- why: `Activity Buffer Request` is CUPTI asking the profiler for a buffer to record into: it
 --   stalls the CUDA call it happens in, so the kernels behind it start late. The
 --   `cudaDeviceSynchronize` after the last step is the profiler waiting, before it stops, for
 --   GPU work the code launched and that is still queued: its length is that work's, not a cost
 --   of its own. A cold first active step pays for first calls (allocations, library handles,
 --   autotuning) and for the profiler switching to recording, which later steps do not.
+-- why_ja: `Activity Buffer Request` は、CUPTI が記録用のバッファをプロファイラに要求しているもので
+--   す。これはその中で起きた CUDA 呼び出しを止めるため、その後ろのカーネルの開始が遅れます。
+--   最後のステップの後の `cudaDeviceSynchronize` は、プロファイラが停止する前に、
+--   コードが起動してまだキューに残っている GPU の仕事を待っているものです。
+--   その長さはその仕事の長さであり、同期自体のコストではありません。
+--   コールドな最初のアクティブステップは、最初の呼び出し（メモリ確保、ライブラリのハンドル、
+--   オートチューニング）と、プロファイラが記録に切り替わる分のコストを払いますが、
+--   後のステップは払いません。
 -- try: Nothing to optimise here. Use `wait` and `warmup` steps in the profiler's schedule, read
 --   steady-state numbers from the later active steps, and do not count a stalled launch or the
 --   gap after it as the code's cost.
+-- try_ja: ここで最適化するものはありません。プロファイラのスケジュールで `wait` と `warmup`
+--   のステップを使い、定常状態の数値は後のアクティブステップから読んでください。
+--   止まった起動やその後の隙間をコードのコストとして数えないでください。
 -- after: —
+-- after_ja: —
 -- false-positives: A first step that is slow for a reason that recurs (a new input shape every
 --   few steps) is not an artefact.
+-- false-positives_ja: 繰り返し起きる理由（数ステップごとに新しい入力形状が来るなど）
+--   で遅い最初のステップは、プロファイラの痕跡ではありません。
 INCLUDE PERFETTO MODULE guide.windows;
 
 WITH

@@ -1,23 +1,38 @@
 -- id: sync-in-loop
 -- title: Synchronisations inside the step loop
+-- title_ja: ステップのループ内の同期
 -- severity: warning
 -- needs: gpu
 -- guide: part-5/02-optimizer-and-data.md#reading-the-loss-back
 -- breakdown: caller
 -- seen: Synchronisations inside the loop: {count}, with the CPU blocked for {sum(cost_ns)} in
 --   all; the GPU work they waited for took {sum(waited_gpu_ns)}.
+-- seen_ja: ループ内の同期が {count} 回あり、CPU は合計 {sum(cost_ns)} ブロックされました。
+--   待っていた GPU の仕事にかかった時間は {sum(waited_gpu_ns)} です。
 -- why: A synchronisation blocks the CPU until the GPU has caught up, so the queue of launched
 --   work runs empty: after it returns, the GPU idles while the CPU launches again. Reading a
 --   value back (`.item()`, `print(loss)`, a Python `if` on a tensor, `.cpu()`, `.tolist()`)
 --   synchronises too.
+-- why_ja: 同期は GPU が追いつくまで CPU を止めるため、起動済みの仕事のキューが空になります。
+--   同期から戻った後、CPU が再び起動している間 GPU はアイドルです。
+--   値の読み戻し（`.item()`、`print(loss)`、テンソルに対する Python の
+--   `if`、`.cpu()`、`.tolist()`）も同期を伴います。
 -- try: Keep values on the GPU and read them back every N steps, not every step; use
 --   `non_blocking=True` copies into pinned memory; let conditions stay on the GPU
 --   (`torch.where`) instead of branching in Python.
+-- try_ja: 値は GPU 上に置いておき、毎ステップではなく N ステップごとに読み戻してください。
+--   ピン留めメモリへの `non_blocking=True` のコピーを使い、条件は Python で分岐せず GPU
+--   上に留めます（`torch.where`）。
 -- after: No synchronisation calls inside the steps except where a value is truly needed, and
 --   the GPU row has no gap after each of them.
+-- after_ja: 値が本当に必要な場所を除いてステップ内に同期呼び出しがなくなり、GPU
+--   の行にはその後の隙間がなくなります。
 -- false-positives: A synchronisation that a benchmark's timing or the last step needs. The
 --   profiler's own closing `cudaDeviceSynchronize` lies after the last step and is not counted
 --   (see profiler-artefacts), except in a trace without steps.
+-- false-positives_ja: ベンチマークの計測や最後のステップに必要な同期。プロファイラ自身の最後の
+--   `cudaDeviceSynchronize` は最後のステップの後にあるため数えません（profiler-artefacts を参照）。
+--   ただし、ステップのないトレースでは数えます。
 INCLUDE PERFETTO MODULE guide.windows;
 INCLUDE PERFETTO MODULE guide.kineto;
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from generators import env
-from generators.doctor.detectors import SEVERITIES, DetectorError, load_detectors
+from generators.doctor.detectors import LANGUAGES, SEVERITIES, DetectorError, load_detectors
 from generators.doctor.examine import Report, examine
 from generators.doctor.render import (
     DEFAULT_PERFETTO_ORIGIN,
@@ -48,12 +48,12 @@ def _parse_set(values: list[str], known: dict[str, set[str]]) -> dict[str, dict[
     return out
 
 
-def _list(detectors) -> str:
+def _list(detectors, lang: str = "en") -> str:
     lines = []
     for d in detectors:
-        lines.append(f"{d.id:26} {d.severity:8} {d.title}")
+        lines.append(f"{d.id:26} {d.severity:8} {d.text('title', lang)}")
         for p in d.params:
-            lines.append(f"{'':26} {p.name} = {p.value}: {p.doc}")
+            lines.append(f"{'':26} {p.name} = {p.value}: {p.meaning(lang)}")
     return "\n".join(lines) + "\n"
 
 
@@ -74,15 +74,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="list the detectors and thresholds")
     parser.add_argument(
         "--guide-url",
-        default=env.SITE_URL.get() or LOCAL_GUIDE_URL,
         help=f"base URL of the guide for links (default: ${env.SITE_URL.name}, else "
-        f"{LOCAL_GUIDE_URL})",
+        f"{LOCAL_GUIDE_URL}; with --lang ja, its ja/)",
+    )
+    parser.add_argument(
+        "--lang",
+        choices=LANGUAGES,
+        default="en",
+        help="language of the text, markdown and html reports (json stays English)",
     )
     parser.add_argument("--perfetto-origin", default=DEFAULT_PERFETTO_ORIGIN)
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     parser.add_argument("--tp-bin", help="native trace_processor_shell to use")
     parser.add_argument("--engine", choices=["auto", "native", "wasm"], default=None)
     args = parser.parse_args(argv)
+    if args.guide_url is None:  # the edition in the report's language
+        root = env.SITE_URL.get() or LOCAL_GUIDE_URL
+        args.guide_url = root.rstrip("/") + "/" + ("ja/" if args.lang == "ja" else "")
     # The trace processor's own warnings (dropped events) are in the report's "cannot show".
     logging.getLogger("generators.tp").setLevel(logging.ERROR)
 
@@ -92,7 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     if args.list:
-        sys.stdout.write(_list(detectors))
+        sys.stdout.write(_list(detectors, args.lang))
         return 0
     if not args.traces:
         parser.print_usage(sys.stderr)
@@ -153,9 +161,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if reports:
         if args.format == "html":
-            text = render_html(reports, args.guide_url, args.perfetto_origin)
+            text = render_html(reports, args.guide_url, args.perfetto_origin, lang=args.lang)
+        elif args.format == "json":
+            text = RENDERERS["json"](reports, args.guide_url)
         else:
-            text = RENDERERS[args.format](reports, args.guide_url)
+            text = RENDERERS[args.format](reports, args.guide_url, lang=args.lang)
         if args.output:
             atomic_write_text(args.output, text)
             progress(f"report written to {args.output}")

@@ -59,11 +59,11 @@ def _sql_text(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def evidence_query(detectors: list[Detector]) -> str:
+def evidence_query(detectors: list[Detector], lang: str = "en") -> str:
     """Every detector's evidence rows in one query: ts, dur, name (the row's `what`) and
     finding (the detector's title, the pivot: one track per detector that found something)."""
     parts = [
-        f"SELECT ts, dur, what AS name, {_sql_text(d.title)} AS finding, "
+        f"SELECT ts, dur, what AS name, {_sql_text(d.text('title', lang))} AS finding, "
         f"{_sql_text(d.id)} AS detector FROM (\n{_without_includes(d.sql())}\n)"
         for d in detectors
     ]
@@ -74,13 +74,13 @@ def evidence_query(detectors: list[Detector]) -> str:
     )
 
 
-def summary_query(detectors: list[Detector], guide_base: str) -> str:
+def summary_query(detectors: list[Detector], guide_base: str, lang: str = "en") -> str:
     """One row per finding: detector, severity, title, evidence rows, time, guide page URL."""
     from generators.doctor.render import guide_url
 
     parts = [
         f"SELECT {_sql_text(d.id)} AS detector, {_sql_text(d.severity)} AS severity, "
-        f"{_sql_text(d.title)} AS finding, COUNT(*) AS evidence_rows, "
+        f"{_sql_text(d.text('title', lang))} AS finding, COUNT(*) AS evidence_rows, "
         f"SUM(cost_ns) AS cost_ns, {_sql_text(guide_url(d, guide_base))} AS guide "
         f"FROM (\n{_without_includes(d.sql())}\n) HAVING COUNT(*) > 0"
         for d in detectors
@@ -92,33 +92,44 @@ def summary_query(detectors: list[Detector], guide_base: str) -> str:
     )
 
 
-def widget_html(perfetto_origin: str, guide_root: str) -> str:
+def widget_html(perfetto_origin: str, guide_root: str, *, lang: str = "en") -> str:
     """The "check in your browser" widget: a file picker (and drop zone) carrying the plan.
 
     Used by the site's page and by the command line's HTML report; the script that brings it to
     life is ``docs/javascripts/doctor-browser.js``. ``guide_root`` is the guide's root URL, or
-    a path relative to the page, for the summary's links.
+    a path relative to the page, for the summary's links. ``lang="ja"``: the widget's text and
+    the findings' titles in Japanese.
     """
     import html
     import json
 
     # JSON inside <script>: "</" would end the element, so it is escaped (all our own text).
-    data = json.dumps(browser_plan(ROOT_TOKEN), ensure_ascii=False).replace("</", "<\\/")
+    plan = browser_plan(ROOT_TOKEN, lang=lang)
+    data = json.dumps(plan, ensure_ascii=False).replace("</", "<\\/")
+    prompt = (
+        "<strong>トレースを選んでください</strong>（<code>.json</code> または "
+        "<code>.json.gz</code>）。ここにドロップすることもできます "
+        if lang == "ja"
+        else "<strong>Choose a trace</strong> (<code>.json</code> or <code>.json.gz</code>), "
+        "or drop it here "
+    )
     return (
         f'<div class="pg-doctor-browser" data-perfetto-origin="{html.escape(perfetto_origin)}" '
         f'data-guide-root="{html.escape(guide_root)}">\n'
         f'<script type="application/json" class="pg-doctor-browser__plan">{data}</script>\n'
         '<label class="pg-doctor-browser__drop">'
-        "<strong>Choose a trace</strong> (<code>.json</code> or <code>.json.gz</code>), "
-        "or drop it here "
-        '<input type="file" class="pg-doctor-browser__file" accept=".json,.gz"></label>\n'
+        + prompt
+        + '<input type="file" class="pg-doctor-browser__file" accept=".json,.gz"></label>\n'
         '<p class="pg-doctor-browser__status" role="status" hidden></p>\n'
         "</div>"
     )
 
 
-def browser_plan(guide_base: str, detectors: list[Detector] | None = None) -> dict[str, object]:
-    """What the browser page needs to build its Perfetto startup commands (JSON-ready)."""
+def browser_plan(
+    guide_base: str, detectors: list[Detector] | None = None, *, lang: str = "en"
+) -> dict[str, object]:
+    """What the browser page needs to build its Perfetto startup commands (JSON-ready); the
+    findings' titles in ``lang``."""
     detectors = detectors if detectors is not None else load_detectors()
     modules = module_closure(detectors)
     definitions = "\n\n".join(
@@ -128,7 +139,9 @@ def browser_plan(guide_base: str, detectors: list[Detector] | None = None) -> di
     return {
         "modules": modules,
         "definitions": definitions,
-        "evidence": evidence_query(detectors),
-        "summary": summary_query(detectors, guide_base),
-        "detectors": [{"id": d.id, "title": d.title, "severity": d.severity} for d in detectors],
+        "evidence": evidence_query(detectors, lang),
+        "summary": summary_query(detectors, guide_base, lang),
+        "detectors": [
+            {"id": d.id, "title": d.text("title", lang), "severity": d.severity} for d in detectors
+        ],
     }

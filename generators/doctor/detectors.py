@@ -19,6 +19,12 @@ MODULE`` lines) over the trace processor's tables and the ``guide.*`` modules. E
     The finding's prose. ``seen`` is a template over the evidence rows: ``{count}``, a
     parameter ``{name}``, or ``{sum(col)}``, ``{min(col)}``, ``{max(col)}``, ``{first(col)}``,
     formatted by the column's unit suffix (``generators/units.py``).
+``title_ja``, ``seen_ja``, ``why_ja``, ``try_ja``, ``after_ja``, ``false-positives_ja``
+    The same prose in Japanese (the guide's Japanese edition), each beside its English field.
+    Every English prose field has its twin, and ``seen_ja`` uses exactly the placeholders of
+    ``seen``. A value's lines are joined with a space, except between two Japanese characters.
+``param_ja`` (repeatable): ``name  what it means``, in Japanese
+    One for each ``param``.
 ``breakdown``: a column
     The report totals ``cost_ns`` by that column's values.
 
@@ -33,16 +39,20 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from generators.i18n import LANGUAGES
+
 DETECTORS_DIR = Path(__file__).resolve().parent.parent / "detectors"
 SEVERITIES = ("info", "warning", "error")
 NEEDS = ("gpu", "flows", "shapes", "steps", "device")
 EVIDENCE_COLUMNS = ("ts", "dur", "location", "what", "cost_ns")
 
-_HEADER = re.compile(r"^-- ([a-z-]+): ?(.*)$")
+_HEADER = re.compile(r"^-- ([a-z_-]+): ?(.*)$")
 _CONTINUATION = re.compile(r"^--   (.*)$")
 _PARAM = re.compile(r"^(\w+)\s*=\s*(-?[0-9]+(?:\.[0-9]+)?)\s+(.+)$")
+_PARAM_JA = re.compile(r"^(\w+)\s+(.+)$")
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 _TEMPLATE = re.compile(r"\{(?:(sum|min|max|first)\((\w+)\)|(\w+))\}")
+_TEMPLATE_TEXT = re.compile(r"\{[^{}]*\}")
 KEYS = {
     "id",
     "title",
@@ -57,7 +67,23 @@ KEYS = {
     "false-positives",
     "breakdown",
 }
-REQUIRED = ("id", "title", "severity", "guide", "seen", "why", "try", "after", "false-positives")
+#: The prose a reader sees; each field has a Japanese twin, ``<key>_ja``.
+PROSE = ("title", "seen", "why", "try", "after", "false-positives")
+KEYS |= {f"{k}_ja" for k in (*PROSE, "param")}
+REQUIRED = ("id", "severity", "guide", *PROSE, *(f"{k}_ja" for k in PROSE))
+
+
+def _is_japanese(char: str) -> bool:
+    """Kana, kanji and full-width punctuation (CJK blocks from U+2E80 on)."""
+    return ord(char) >= 0x2E80
+
+
+def _join(text: str, more: str) -> str:
+    """A header value and its continuation line: a space between them, except between two
+    Japanese characters (Japanese has no spaces between words)."""
+    if text and more and _is_japanese(text[-1]) and _is_japanese(more[0]):
+        return text + more
+    return f"{text} {more}"
 
 
 class DetectorError(ValueError):
@@ -69,6 +95,10 @@ class Param:
     name: str
     value: float | int
     doc: str
+    doc_ja: str = ""
+
+    def meaning(self, lang: str = "en") -> str:
+        return self.doc_ja if lang == "ja" else self.doc
 
     @property
     def text(self) -> str:
@@ -92,6 +122,16 @@ class Detector:
     needs: tuple[str, ...] = ()
     breakdown: str | None = None
     header: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    #: The prose in Japanese, by English field name (``title``, ``seen``, ``why``, ``try_``,
+    #: ``after``, ``false_positives``).
+    ja: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    def text(self, name: str, lang: str = "en") -> str:
+        """A prose field (``title``, ``seen``, ``why``, ``try_``, ``after``,
+        ``false_positives``) in ``lang``."""
+        if lang not in LANGUAGES:
+            raise ValueError(f"unknown language {lang!r} (known: {', '.join(LANGUAGES)})")
+        return self.ja[name] if lang == "ja" else getattr(self, name)
 
     @property
     def anchor(self) -> str:
@@ -132,7 +172,7 @@ def _parse_header(path: Path, text: str) -> tuple[dict[str, list[str]], str]:
                 raise DetectorError(f"{path.name}: unknown header key {key!r}")
             fields.setdefault(key, []).append(m.group(2).strip())
         elif (m := _CONTINUATION.match(line)) and key is not None:
-            fields[key][-1] += " " + m.group(1).strip()
+            fields[key][-1] = _join(fields[key][-1], m.group(1).strip())
         else:
             break
     return fields, "\n".join(lines[i:]).strip() + "\n"
@@ -145,9 +185,9 @@ def parse_detector(path: Path) -> Detector:
         if key not in fields:
             raise DetectorError(f"{path.name}: header has no {key!r}")
     for key, values in fields.items():
-        if key != "param" and len(values) > 1:
+        if key not in ("param", "param_ja") and len(values) > 1:
             raise DetectorError(f"{path.name}: {key!r} given twice")
-    one = {k: v[0] for k, v in fields.items() if k != "param"}
+    one = {k: v[0] for k, v in fields.items() if k not in ("param", "param_ja")}
     if one["id"] != path.stem.replace("_", "-"):
         raise DetectorError(
             f"{path.name}: id {one['id']!r} should be {path.stem.replace('_', '-')!r}"
@@ -161,6 +201,26 @@ def parse_detector(path: Path) -> Detector:
             raise DetectorError(f"{path.name}: param {raw!r} is not 'name = number  meaning'")
         number = float(m.group(2)) if "." in m.group(2) else int(m.group(2))
         params.append(Param(m.group(1), number, m.group(3)))
+    meanings_ja: dict[str, str] = {}
+    for raw in fields.get("param_ja", []):
+        m = _PARAM_JA.match(raw)
+        if not m:
+            raise DetectorError(f"{path.name}: param_ja {raw!r} is not 'name  meaning'")
+        if m.group(1) in meanings_ja:
+            raise DetectorError(f"{path.name}: param_ja {m.group(1)!r} given twice")
+        meanings_ja[m.group(1)] = m.group(2)
+    if set(meanings_ja) != {p.name for p in params}:
+        raise DetectorError(
+            f"{path.name}: param_ja must translate each param once: params "
+            f"{sorted(p.name for p in params)}, param_ja {sorted(meanings_ja)}"
+        )
+    params = [Param(p.name, p.value, p.doc, meanings_ja[p.name]) for p in params]
+    placeholders = {k: sorted(set(_TEMPLATE_TEXT.findall(one[k]))) for k in ("seen", "seen_ja")}
+    if placeholders["seen"] != placeholders["seen_ja"]:
+        raise DetectorError(
+            f"{path.name}: seen_ja must use the placeholders of seen: "
+            f"{placeholders['seen']} in seen, {placeholders['seen_ja']} in seen_ja"
+        )
     needs = tuple(n.strip() for n in one.get("needs", "").split(",") if n.strip())
     for n in needs:
         if n not in NEEDS:
@@ -189,6 +249,14 @@ def parse_detector(path: Path) -> Detector:
         needs=needs,
         breakdown=one.get("breakdown"),
         header=one,
+        ja={
+            "title": one["title_ja"],
+            "seen": one["seen_ja"],
+            "why": one["why_ja"],
+            "try_": one["try_ja"],
+            "after": one["after_ja"],
+            "false_positives": one["false-positives_ja"],
+        },
     )
 
 

@@ -23,6 +23,8 @@ class Finding:
     rows: list[dict[str, Any]]
     seen: str
     sql: str
+    #: ``seen`` in Japanese (the detector's ``seen_ja`` filled from the same rows).
+    seen_ja: str = ""
 
     @property
     def cost_ns(self) -> int:
@@ -59,6 +61,8 @@ class Limitation:
     id: str
     text: str
     skipped: tuple[str, ...] = ()
+    #: ``text`` in Japanese.
+    text_ja: str = ""
 
 
 @dataclass
@@ -127,6 +131,9 @@ def _limitations(facts: dict[str, Any], stats: list[list[Any]], detectors: list[
                 "The trace holds no GPU activity (a CPU-only capture, or a profiler run without "
                 "ProfilerActivity.CUDA): nothing about the GPU can be checked.",
                 needing("gpu"),
+                text_ja="トレースに GPU のアクティビティがありません（CPU だけのキャプチャ"
+                "か、ProfilerActivity.CUDA なしで実行したプロファイラ）。GPU については何"
+                "もチェックできません。",
             )
         )
     elif not facts["launch_links"]:
@@ -137,6 +144,9 @@ def _limitations(facts: dict[str, Any], stats: list[list[Any]], detectors: list[
                 "The trace has GPU activity but no ac2g flow events tying launches to kernels, "
                 "so no kernel can be traced back to the CPU call that launched it.",
                 tuple(d for d in needing("flows") if d not in needing("gpu")) or needing("flows"),
+                text_ja="トレースには GPU のアクティビティがありますが、起動とカーネルを結びつけ"
+                "る ac2g のフローイベントがないため、どのカーネルもそれを起動した CPU の"
+                "呼び出しまでたどれません。",
             )
         )
     if facts["cpu_ops"] and not facts["cpu_ops_with_shapes"]:
@@ -148,6 +158,10 @@ def _limitations(facts: dict[str, Any], stats: list[list[Any]], detectors: list[
                 "lessons that need a tensor's size cannot be checked (attention-materialised "
                 "still finds SDPA's math backend by name, not hand-written attention).",
                 needing("shapes"),
+                text_ja="どの演算子も入力形状を記録していません（record_shapes=False でキャプチ"
+                "ャ）。テンソルのサイズが必要なレッスンはチェックできません"
+                "（attention-materialised は SDPA の math バックエンドを名前で見つけます"
+                "が、手書きのアテンションは見つけません）。",
             )
         )
     if not facts["steps"]:
@@ -159,6 +173,10 @@ def _limitations(facts: dict[str, Any], stats: list[list[Any]], detectors: list[
                 "schedule, or prof.step() never called, or the importer dropped them): the whole "
                 "trace is treated as one step, and per-step checks cannot run.",
                 needing("steps"),
+                text_ja="トレースの CPU スレッドに ProfilerStep#N の注釈がありません（プロファイ"
+                "ラのスケジュールがない、prof.step() が呼ばれていない、またはインポータが"
+                "落とした）。トレース全体を 1 つのステップとして扱い、ステップごとのチェ"
+                "ックは実行できません。",
             )
         )
     if facts["dropped"]:
@@ -169,6 +187,10 @@ def _limitations(facts: dict[str, Any], stats: list[list[Any]], detectors: list[
                 "another event on the same track (captured with with_stack=True, or cuBLAS "
                 "split-K kernels): they are missing from every count. "
                 "`python -m generators.tp info TRACE --dropped` lists them.",
+                text_ja="Perfetto の JSON インポータが、同じトラック上の別のイベントと部分的に重"
+                f"なるイベントを {facts['dropped']} 個落としました（with_stack=True でのキ"
+                "ャプチャや、cuBLAS の split-K カーネル）。これらはどの集計にも含まれませ"
+                "ん。`python -m generators.tp info TRACE --dropped` で一覧できます。",
             )
         )
     for name, value in stats:
@@ -177,6 +199,8 @@ def _limitations(facts: dict[str, Any], stats: list[list[Any]], detectors: list[
                 f"importer-{name}",
                 f"The trace processor reported {value} × {name} while importing: the trace may "
                 "be incomplete.",
+                text_ja=f"トレースプロセッサがインポート中に {name} を {value} 回報告しました。ト"
+                "レースが不完全なおそれがあります。",
             )
         )
     if facts["gpu_activities"] and not facts["gpu_name"]:
@@ -187,6 +211,8 @@ def _limitations(facts: dict[str, Any], stats: list[list[Any]], detectors: list[
                 "The trace does not list its GPUs (Kineto's deviceProperties block): checks that "
                 "depend on the GPU model cannot run.",
                 needing("device"),
+                text_ja="トレースに GPU の一覧（Kineto の deviceProperties ブロック）がありませ"
+                "ん。GPU のモデルに依存するチェックは実行できません。",
             )
         )
     if facts["gpu_name"] and not facts["known_gpu"]:
@@ -195,6 +221,8 @@ def _limitations(facts: dict[str, Any], stats: list[list[Any]], detectors: list[
                 "unknown-gpu",
                 f"The guide has no datasheet peaks for {facts['gpu_name']}: no '% of peak' or "
                 "tensor-core comparison for it.",
+                text_ja=f"このガイドには {facts['gpu_name']} のデータシート上のピーク性能がありま"
+                "せん。「ピーク性能の何 %」や Tensor コアとの比較はできません。",
             )
         )
     return out, missing
@@ -243,7 +271,8 @@ def examine(
         evidence = [dict(zip(names, v, strict=True)) for v in values]
         params = {p.name: p.value for p in det.params} | (overrides or {}).get(det.id, {})
         seen = render_template(det.seen, evidence, params, format_value)
-        report.findings.append(Finding(det, evidence, seen, sql))
+        seen_ja = render_template(det.text("seen", "ja"), evidence, params, format_value)
+        report.findings.append(Finding(det, evidence, seen, sql, seen_ja))
     # Most costly first; findings about how to read the trace (info) after the rest.
     report.findings.sort(key=lambda f: (f.detector.severity == "info", -f.cost_ns, f.detector.id))
     report.seconds = time.perf_counter() - began

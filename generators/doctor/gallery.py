@@ -3,8 +3,10 @@ reference traces the tests use, written by ``python -m generators derive`` into
 ``artifacts/doctor/``.
 
 ``gallery.json`` holds one entry per trace (where it comes from, its GPU, the findings and what
-the trace cannot show) and ``<slug>.html`` the full report. Both are deterministic: no run times,
-no absolute paths, so a fresh derive reproduces them byte for byte.
+the trace cannot show, each finding's sentence and each limitation also in Japanese:
+``seen_ja``, ``text_ja``), ``<slug>.html`` the full report and ``<slug>.ja.html`` the same
+report in Japanese. All are deterministic: no run times, no absolute paths, so a fresh derive
+reproduces them byte for byte.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from generators.tp import open_trace
 REFERENCE_DIR = REPO_ROOT / "tests" / "data" / "reference-traces"
 GALLERY_DIR = "doctor"
 GALLERY_FILE = "gallery.json"
-#: Links in a gallery report lead from artifacts/doctor/<slug>.html back to the site's root.
+#: Links in a gallery report lead from artifacts/doctor/<slug>.html back to the site's root (each
+#: edition publishes the reports in its language under its own root: docs/hooks/doctor.py).
 SITE_ROOT_FROM_REPORT = "../../"
 
 
@@ -39,19 +42,20 @@ class GalleryTrace:
     #: Where the trace comes from: the capture (device set, step, variant) or the upstream
     #: repository, commit and path with its licence.
     source: str
+    #: ``label`` in Japanese (the same for the guide's traces: step, variant and device).
+    label_ja: str = ""
 
 
 def reference_traces(folder: Path = REFERENCE_DIR) -> list[GalleryTrace]:
     """The reference traces, described by the table in their README (the one place that says
-    where each comes from)."""
+    where each comes from, and what each is, in English and in Japanese)."""
     readme = (folder / "README.md").read_text(encoding="utf-8")
     out = []
     for line in readme.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) != 5 or not cells[0].endswith(".json.gz"):
+        if len(cells) != 6 or not cells[0].endswith(".json.gz"):
             continue
-        name, gpu, what, source, licence = cells
-        what = re.sub(r"`([^`]*)`", r"\1", what)
+        name, gpu, what, what_ja, source, licence = (re.sub(r"`([^`]*)`", r"\1", c) for c in cells)
         out.append(
             GalleryTrace(
                 slug="reference-" + name.removesuffix(".json.gz"),
@@ -59,6 +63,7 @@ def reference_traces(folder: Path = REFERENCE_DIR) -> list[GalleryTrace]:
                 origin="reference",
                 label=f"{gpu}: {what}",
                 source=f"{source} ({licence})",
+                label_ja=f"{gpu}: {what_ja}",
             )
         )
     return out
@@ -84,6 +89,7 @@ def guide_traces(artifacts: Path) -> list[GalleryTrace]:
                     origin="guide",
                     label=f"{step} / {variant} ({gpu or 'CPU'})",
                     source=f"artifacts/{device}/{rel}",
+                    label_ja=f"{step} / {variant} ({gpu or 'CPU'})",
                 )
             )
     return out
@@ -112,22 +118,28 @@ def build_gallery(artifacts: Path, *, progress=print) -> Path:  # type: ignore[n
         data = to_json_obj(report, SITE_ROOT_FROM_REPORT)
         data.pop("seconds", None)
         data["trace"] = trace.source if trace.origin == "guide" else trace.path.name
-        for finding in data["findings"]:
+        for finding, found in zip(data["findings"], report.findings, strict=True):
             finding.pop("sql", None)  # the detector file is one click away on the site
+            finding["seen_ja"] = found.seen_ja
+        for limitation, lim in zip(data["cannot_see"], report.limitations, strict=True):
+            limitation["text_ja"] = lim.text_ja
         entries.append(
             {
                 "slug": trace.slug,
                 "origin": trace.origin,
                 "label": trace.label,
+                "label_ja": trace.label_ja,
                 "source": trace.source,
                 "report": f"{trace.slug}.html",
+                "report_ja": f"{trace.slug}.ja.html",
                 **data,
             }
         )
-        atomic_write_text(
-            stage / f"{trace.slug}.html",
-            render_html([report], SITE_ROOT_FROM_REPORT, with_findings=False),
-        )
+        for lang, name in (("en", f"{trace.slug}.html"), ("ja", f"{trace.slug}.ja.html")):
+            atomic_write_text(
+                stage / name,
+                render_html([report], SITE_ROOT_FROM_REPORT, with_findings=False, lang=lang),
+            )
     atomic_write_text(stage / GALLERY_FILE, dump_json({"traces": entries}))
     old = artifacts / f".{GALLERY_DIR}.old"
     shutil.rmtree(old, ignore_errors=True)

@@ -4,6 +4,10 @@ Every string that comes from a trace (kernel, operator and thread names, args) i
 the format it lands in: HTML-escaped in HTML (and the page's Content-Security-Policy allows only
 this module's own script, by hash, so markup that slipped through could not run), pipes and
 backticks neutralised in Markdown, control characters dropped in text.
+
+Text, Markdown and HTML reports come in English (``lang="en"``) or Japanese (``lang="ja"``):
+the detectors' prose from their ``_ja`` fields, each fixed string here beside its English.
+The JSON report is data, in English.
 """
 
 from __future__ import annotations
@@ -17,11 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from generators.doctor.detectors import Detector
-from generators.doctor.examine import Finding, Report
+from generators.doctor.examine import Finding, Limitation, Report
 from generators.units import format_duration_ns, format_value
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 DOCS = REPO_ROOT / "docs"
+#: The Japanese edition's pages (same paths and section anchors as ``docs/``).
+DOCS_JA = REPO_ROOT / "docs-ja"
 DEFAULT_PERFETTO_ORIGIN = "https://ui.perfetto.dev"
 #: Perfetto's zoom on one evidence row: the row, plus this share of its width on each side.
 ZOOM_MARGIN = 0.25
@@ -34,6 +40,20 @@ EXIT_CODES = {
 }
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def _t(lang: str, en: str, ja: str) -> str:
+    """A fixed string of a report in its language: English, or Japanese for ``lang="ja"``."""
+    return ja if lang == "ja" else en
+
+
+def finding_seen(f: Finding, lang: str = "en") -> str:
+    """A finding's sentence with its numbers, in ``lang``."""
+    return f.seen_ja if lang == "ja" else f.seen
+
+
+def limitation_text(lim: Limitation, lang: str = "en") -> str:
+    return lim.text_ja if lang == "ja" else lim.text
 
 
 def clean(text: object) -> str:
@@ -55,9 +75,10 @@ def _slug(heading: str) -> str:
     return re.sub(r"[\s]+", "-", text)
 
 
-def page_headings(page: str) -> tuple[str | None, dict[str, str]]:
-    """A page's title and its section headings by anchor (empty when the page is not here)."""
-    path = DOCS / page
+def page_headings(page: str, lang: str = "en") -> tuple[str | None, dict[str, str]]:
+    """A page's title and its section headings by anchor (empty when the page is not here),
+    from the English pages or, for ``lang="ja"``, the Japanese edition's."""
+    path = (DOCS_JA if lang == "ja" else DOCS) / page
     if not path.exists():
         return None, {}
     title, sections = None, {}
@@ -72,9 +93,12 @@ def page_headings(page: str) -> tuple[str | None, dict[str, str]]:
     return title, sections
 
 
-def guide_section(det: Detector) -> str:
-    """'Page title › Section' for a detector's guide link, as the pages name them."""
-    title, sections = page_headings(det.guide_page)
+def guide_section(det: Detector, lang: str = "en") -> str:
+    """'Page title › Section' for a detector's guide link, as the pages (of the edition in
+    ``lang``, else the English ones) name them."""
+    title, sections = page_headings(det.guide_page, lang)
+    if lang != "en" and title is None:
+        title, sections = page_headings(det.guide_page)
     section = sections.get(det.guide_anchor)
     return " › ".join(t for t in (title, section) if t) or det.guide
 
@@ -155,8 +179,15 @@ def _when(report: Report, ns: int) -> str:
     return f"+{(ns - report.trace_start_ns) / 1e6:.3f} ms"
 
 
-def _summary_line(report: Report) -> str:
+def _summary_line(report: Report, lang: str = "en") -> str:
     n = len(report.findings) + len(report.silent) + len(report.skipped) + len(report.failed)
+    if lang == "ja":
+        line = (
+            f"検出器 {n} 個で所見 {len(report.findings)} 件（所見なし {len(report.silent)}、"
+            f"実行できず {len(report.skipped)}、失敗 {len(report.failed)}）、"
+            f"{report.gpu or 'GPU なし'}"
+        )
+        return line if report.seconds is None else f"{line}、調査時間 {report.seconds:.1f} s"
     gpu = report.gpu or "no GPU"
     line = (
         f"{len(report.findings)} findings from {n} detectors ({len(report.silent)} silent, "
@@ -165,27 +196,46 @@ def _summary_line(report: Report) -> str:
     return line if report.seconds is None else f"{line}; examined in {report.seconds:.1f} s"
 
 
-def render_text(reports: list[Report], base: str) -> str:
+def render_text(reports: list[Report], base: str, lang: str = "en") -> str:
     out: list[str] = []
+    labels = {
+        "Seen": _t(lang, "Seen:  ", "所見: "),
+        "Why": _t(lang, "Why:   ", "理由: "),
+        "Try": _t(lang, "Try:   ", "対策: "),
+        "After": _t(lang, "After: ", "改善後: "),
+    }
     for report in reports:
         out.append(f"== {clean(report.path)}")
-        out.append(_summary_line(report))
+        out.append(_summary_line(report, lang))
         for i, f in enumerate(report.findings, 1):
             d = f.detector
             out.append("")
             out.append(
-                f"{i}. {d.severity.upper()}: {d.title} [{d.id}], {format_duration_ns(f.cost_ns)}"
+                f"{i}. {d.severity.upper()}: {d.text('title', lang)} [{d.id}], "
+                f"{format_duration_ns(f.cost_ns)}"
             )
-            out.append(f"   Seen:  {clean(f.seen)}")
-            for label, val in (("Why", d.why), ("Try", d.try_), ("After", d.after)):
-                out.append(f"   {label + ':':6} {val}")
+            out.append(f"   {labels['Seen']}{clean(finding_seen(f, lang))}")
+            for label, val in (("Why", "why"), ("Try", "try_"), ("After", "after")):
+                out.append(f"   {labels[label]}{d.text(val, lang)}")
             if f.breakdown:
                 parts = [
                     f"{clean(v)}: {n} × {format_duration_ns(c)}" for v, n, c in f.breakdown[:6]
                 ]
-                out.append(f"   By {d.breakdown}: " + "; ".join(parts))
-            out.append(f"   Guide: {guide_url(d, base)} ({guide_section(d)})")
-            out.append(f"   Evidence ({len(f.evidence)} of {len(f.rows)}; start from trace start):")
+                out.append(
+                    _t(lang, f"   By {d.breakdown}: ", f"   {d.breakdown} 別: ") + "; ".join(parts)
+                )
+            out.append(
+                _t(lang, "   Guide: ", "   ガイド: ")
+                + f"{guide_url(d, base)} ({guide_section(d, lang)})"
+            )
+            out.append(
+                _t(
+                    lang,
+                    f"   Evidence ({len(f.evidence)} of {len(f.rows)}; start from trace start):",
+                    f"   証拠（{len(f.rows)} 行中 {len(f.evidence)} 行、"
+                    "開始はトレースの先頭から）:",
+                )
+            )
             for r in f.evidence:
                 out.append(
                     f"     {_when(report, r['ts']):>14}  {format_duration_ns(r['dur'] or 0):>9}  "
@@ -193,13 +243,22 @@ def render_text(reports: list[Report], base: str) -> str:
                 )
         if report.limitations:
             out.append("")
-            out.append("What this trace cannot show:")
-            out += [f"  - {clean(lim.text)}" for lim in report.limitations]
+            out.append(_t(lang, "What this trace cannot show:", "このトレースからわからないこと:"))
+            out += [f"  - {clean(limitation_text(lim, lang))}" for lim in report.limitations]
         for d, e in report.failed:
-            out.append(f"  ! detector {d.id} failed on this trace: {clean(e)}")
+            out.append(
+                _t(
+                    lang,
+                    f"  ! detector {d.id} failed on this trace: {clean(e)}",
+                    f"  ! 検出器 {d.id} はこのトレースで失敗しました: {clean(e)}",
+                )
+            )
         if report.silent:
             out.append("")
-            out.append("Checked, nothing found: " + ", ".join(d.id for d in report.silent))
+            out.append(
+                _t(lang, "Checked, nothing found: ", "確認済み、所見なし: ")
+                + ", ".join(d.id for d in report.silent)
+            )
         out.append("")
     return "\n".join(out)
 
@@ -210,38 +269,79 @@ def md_cell(text: object) -> str:
     return html.escape(s).replace("|", "&#124;").replace("`", "&#96;").replace("*", "&#42;")
 
 
-def render_markdown(reports: list[Report], base: str) -> str:
+def render_markdown(reports: list[Report], base: str, lang: str = "en") -> str:
     out: list[str] = []
     for report in reports:
         out.append(f"## {md_cell(report.path.name)}")
         out.append("")
-        out.append(_summary_line(report) + ".")
+        out.append(_summary_line(report, lang) + _t(lang, ".", "。"))
         for f in report.findings:
             d = f.detector
-            out += ["", f"### {d.severity.capitalize()}: {d.title} (`{d.id}`)", ""]
-            out.append(f"**Seen.** {md_cell(f.seen)}")
-            out += ["", f"**Why it matters.** {d.why}", "", f"**What to try.** {d.try_}"]
-            out += ["", f"**After.** {d.after}", ""]
-            out.append(f"Guide: [{guide_section(d)}]({guide_url(d, base)})")
+            title = d.text("title", lang)
+            out += [
+                "",
+                _t(
+                    lang,
+                    f"### {d.severity.capitalize()}: {title} (`{d.id}`)",
+                    f"### {title}（`{d.id}`、{d.severity}）",
+                ),
+                "",
+            ]
+            out.append(_t(lang, "**Seen.** ", "**所見**: ") + md_cell(finding_seen(f, lang)))
+            out += [
+                "",
+                _t(lang, "**Why it matters.** ", "**なぜ問題か**: ") + d.text("why", lang),
+                "",
+                _t(lang, "**What to try.** ", "**対策**: ") + d.text("try_", lang),
+            ]
+            out += ["", _t(lang, "**After.** ", "**改善後**: ") + d.text("after", lang), ""]
+            out.append(
+                _t(lang, "Guide: ", "ガイド: ")
+                + f"[{guide_section(d, lang)}]({guide_url(d, base)})"
+            )
             if f.breakdown:
-                out += ["", f"| {d.breakdown} | rows | time |", "| --- | ---: | ---: |"]
+                out += [
+                    "",
+                    _t(
+                        lang, f"| {d.breakdown} | rows | time |", f"| {d.breakdown} | 行数 | 時間 |"
+                    ),
+                    "| --- | ---: | ---: |",
+                ]
                 out += [
                     f"| {md_cell(v)} | {n} | {format_duration_ns(c)} |"
                     for v, n, c in f.breakdown[:10]
                 ]
-            out += ["", "| start | duration | where | what |", "| ---: | ---: | --- | --- |"]
+            out += [
+                "",
+                _t(lang, "| start | duration | where | what |", "| 開始 | 長さ | 場所 | 内容 |"),
+                "| ---: | ---: | --- | --- |",
+            ]
             out += [
                 f"| {_when(report, r['ts'])} | {format_duration_ns(r['dur'] or 0)} | "
                 f"{md_cell(r['location'])} | {md_cell(r['what'])} |"
                 for r in f.evidence
             ]
             if f.unlisted:
-                out.append(f"\n{f.unlisted} more rows not listed.")
+                out.append(
+                    _t(
+                        lang,
+                        f"\n{f.unlisted} more rows not listed.",
+                        f"\nほかに {f.unlisted} 行あります（一覧にはありません）。",
+                    )
+                )
         if report.limitations:
-            out += ["", "**What this trace cannot show.**", ""]
-            out += [f"- {md_cell(lim.text)}" for lim in report.limitations]
+            out += [
+                "",
+                _t(lang, "**What this trace cannot show.**", "**このトレースからわからないこと**"),
+                "",
+            ]
+            out += [f"- {md_cell(limitation_text(lim, lang))}" for lim in report.limitations]
         if report.silent:
-            out += ["", "Checked, nothing found: " + ", ".join(f"`{d.id}`" for d in report.silent)]
+            out += [
+                "",
+                _t(lang, "Checked, nothing found: ", "確認済み、所見なし: ")
+                + ", ".join(f"`{d.id}`" for d in report.silent),
+            ]
         out.append("")
     return "\n".join(out)
 
@@ -266,24 +366,27 @@ def _prose(text: str) -> str:
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", _e(text))
 
 
-def _html_finding(report: Report, f: Finding, base: str, index: int) -> str:
+def _html_finding(report: Report, f: Finding, base: str, index: int, lang: str = "en") -> str:
     d = f.detector
     extra = _extra_columns(f)
     parts = [
         f'<section class="finding finding--{d.severity}" id="{_e(report.key)}-{d.id}">',
-        f'<h3><span class="sev">{d.severity}</span> {_e(d.title)} <code>{d.id}</code>'
+        f'<h3><span class="sev">{d.severity}</span> {_e(d.text("title", lang))} <code>{d.id}</code>'
         f' <span class="cost">{format_duration_ns(f.cost_ns)}</span></h3>',
-        f"<p><strong>Seen.</strong> {_e(f.seen)}</p>",
-        f"<p><strong>Why it matters.</strong> {_prose(d.why)}</p>",
-        f"<p><strong>What to try.</strong> {_prose(d.try_)}</p>",
-        f"<p><strong>After.</strong> {_prose(d.after)}</p>",
-        f'<p><strong>Guide:</strong> <a href="{_e(guide_url(d, base))}">'
-        f"{_e(guide_section(d))}</a></p>",
+        f"<p><strong>{_t(lang, 'Seen.', '所見:')}</strong> {_e(finding_seen(f, lang))}</p>",
+        f"<p><strong>{_t(lang, 'Why it matters.', 'なぜ問題か:')}</strong> "
+        f"{_prose(d.text('why', lang))}</p>",
+        f"<p><strong>{_t(lang, 'What to try.', '対策:')}</strong> "
+        f"{_prose(d.text('try_', lang))}</p>",
+        f"<p><strong>{_t(lang, 'After.', '改善後:')}</strong> {_prose(d.text('after', lang))}</p>",
+        f"<p><strong>{_t(lang, 'Guide:', 'ガイド:')}</strong> "
+        f'<a href="{_e(guide_url(d, base))}">{_e(guide_section(d, lang))}</a></p>',
     ]
     if f.breakdown:
         parts.append(
             f'<table class="breakdown"><thead><tr><th>{_e(d.breakdown)}</th>'
-            "<th>rows</th><th>time</th></tr></thead><tbody>"
+            + _t(lang, "<th>rows</th><th>time</th>", "<th>行数</th><th>時間</th>")
+            + "</tr></thead><tbody>"
         )
         parts += [
             f"<tr><td>{_e(v)}</td><td>{n}</td><td>{format_duration_ns(c)}</td></tr>"
@@ -291,8 +394,12 @@ def _html_finding(report: Report, f: Finding, base: str, index: int) -> str:
         ]
         parts.append("</tbody></table>")
     parts.append(
-        '<div class="scroll"><table class="evidence"><thead><tr><th>start</th>'
-        "<th>duration</th><th>where</th><th>what</th>"
+        '<div class="scroll"><table class="evidence"><thead><tr>'
+        + _t(
+            lang,
+            "<th>start</th><th>duration</th><th>where</th><th>what</th>",
+            "<th>開始</th><th>長さ</th><th>場所</th><th>内容</th>",
+        )
     )
     parts += [f"<th>{_e(c)}</th>" for c in extra]
     parts.append("<th></th></tr></thead><tbody>")
@@ -303,16 +410,29 @@ def _html_finding(report: Report, f: Finding, base: str, index: int) -> str:
             f"<tr><td>{_when(report, r['ts'])}</td><td>{format_duration_ns(r['dur'] or 0)}</td>"
             f'<td>{_e(r["location"])}</td><td class="what">{_e(r["what"])}</td>{cells}'
             f'<td><button type="button" class="open" data-trace="{_e(report.key)}" '
-            f'data-vis-start="{start}" data-vis-end="{end}">Open in Perfetto</button></td></tr>'
+            f'data-vis-start="{start}" data-vis-end="{end}">'
+            f"{_t(lang, 'Open in Perfetto', 'Perfetto で開く')}</button></td></tr>"
         )
     parts.append("</tbody></table></div>")
     if f.unlisted:
         parts.append(
-            f'<p class="more">{f.unlisted} more rows not listed (see the JSON report).</p>'
+            '<p class="more">'
+            + _t(
+                lang,
+                f"{f.unlisted} more rows not listed (see the JSON report).",
+                f"ほかに {f.unlisted} 行あります（一覧にはありません。"
+                "JSON のレポートを見てください）。",
+            )
+            + "</p>"
         )
     parts.append(
-        f"<details><summary>The SQL behind this finding ({_e(d.path.name)})</summary>"
-        f"<pre><code>{html.escape(f.sql)}</code></pre></details>"
+        "<details><summary>"
+        + _t(
+            lang,
+            f"The SQL behind this finding ({_e(d.path.name)})",
+            f"この所見の元になった SQL（{_e(d.path.name)}）",
+        )
+        + f"</summary><pre><code>{html.escape(f.sql)}</code></pre></details>"
     )
     parts.append("</section>")
     return "\n".join(parts)
@@ -324,10 +444,12 @@ def render_html(
     perfetto_origin: str = DEFAULT_PERFETTO_ORIGIN,
     *,
     with_findings: bool = True,
+    lang: str = "en",
 ) -> str:
     """One self-contained HTML file. ``with_findings`` adds the "open with the findings drawn
     as tracks" widget (the site's "check in your browser" page, with the detectors' SQL inside:
-    about 100 KB), which the gallery's reports leave out (the site has the page)."""
+    about 100 KB), which the gallery's reports leave out (the site has the page). Its scripts
+    speak the page's language (``<html lang>``)."""
     script = _SCRIPT.read_text(encoding="utf-8")
     style = _STYLE.read_text(encoding="utf-8")
     scripts = [script]
@@ -337,10 +459,17 @@ def render_html(
 
         scripts.append(_BROWSER_SCRIPT.read_text(encoding="utf-8"))
         widget = (
-            '<section class="with-findings"><h2>Open in Perfetto with the findings</h2>'
-            "<p>Perfetto opens the whole trace with one pinned track per finding, its evidence "
-            "as slices, and a tab listing the findings.</p>"
-            + widget_html(perfetto_origin, base.rstrip("/") + "/")
+            '<section class="with-findings">'
+            + _t(
+                lang,
+                "<h2>Open in Perfetto with the findings</h2>"
+                "<p>Perfetto opens the whole trace with one pinned track per finding, its evidence "
+                "as slices, and a tab listing the findings.</p>",
+                "<h2>所見つきで Perfetto で開く</h2>"
+                "<p>Perfetto がトレース全体を開き、所見ごとに固定されたトラック"
+                "（証拠がスライスとして並びます）と、所見の一覧を示すタブを加えます。</p>",
+            )
+            + widget_html(perfetto_origin, base.rstrip("/") + "/", lang=lang)
             + "</section>"
         )
     for s in scripts:  # an inline script must not close its own element
@@ -357,43 +486,60 @@ def render_html(
             f'data-file-name="{_e(report.path.name)}">'
         )
         body.append(f"<h2>{_e(report.path.name)}</h2>")
-        body.append(f"<p>{_e(_summary_line(report))}.</p>")
+        body.append(f"<p>{_e(_summary_line(report, lang))}{_t(lang, '.', '。')}</p>")
         body.append(
-            '<p class="picker"><label>To open evidence in Perfetto, choose this trace file: '
-            f'<input type="file" accept=".json,.gz,application/json,application/gzip" '
+            '<p class="picker"><label>'
+            + _t(
+                lang,
+                "To open evidence in Perfetto, choose this trace file: ",
+                "証拠を Perfetto で開くには、このトレースのファイルを選んでください: ",
+            )
+            + '<input type="file" accept=".json,.gz,application/json,application/gzip" '
             f'data-trace="{_e(report.key)}"></label> <span class="status" role="status"></span></p>'
         )
         if report.findings:
             body.append("<nav><ol>")
             body += [
-                f'<li><a href="#{_e(report.key)}-{f.detector.id}">{_e(f.detector.title)}</a> '
+                f'<li><a href="#{_e(report.key)}-{f.detector.id}">'
+                f"{_e(f.detector.text('title', lang))}</a> "
                 f"({f.detector.severity}, {format_duration_ns(f.cost_ns)})</li>"
                 for f in report.findings
             ]
             body.append("</ol></nav>")
-        body += [_html_finding(report, f, base, i) for i, f in enumerate(report.findings, 1)]
+        body += [_html_finding(report, f, base, i, lang) for i, f in enumerate(report.findings, 1)]
         if report.limitations:
-            body.append("<h3>What this trace cannot show</h3><ul>")
-            body += [f"<li>{_e(lim.text)}</li>" for lim in report.limitations]
+            body.append(
+                _t(
+                    lang,
+                    "<h3>What this trace cannot show</h3>",
+                    "<h3>このトレースからわからないこと</h3>",
+                )
+                + "<ul>"
+            )
+            body += [f"<li>{_e(limitation_text(lim, lang))}</li>" for lim in report.limitations]
             body.append("</ul>")
         if report.failed:
-            body.append("<h3>Detectors that failed on this trace</h3><ul>")
+            body.append(
+                _t(
+                    lang,
+                    "<h3>Detectors that failed on this trace</h3>",
+                    "<h3>このトレースで失敗した検出器</h3>",
+                )
+                + "<ul>"
+            )
             body += [f"<li><code>{d.id}</code>: {_e(e)}</li>" for d, e in report.failed]
             body.append("</ul>")
         if report.silent:
             body.append(
-                "<p>Checked, nothing found: "
+                _t(lang, "<p>Checked, nothing found: ", "<p>確認済み、所見なし: ")
                 + ", ".join(f"<code>{d.id}</code>" for d in report.silent)
-                + ".</p>"
+                + _t(lang, ".</p>", "</p>")
             )
         body.append("</article>")
-    return f"""<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Trace report: {_e(", ".join(r.path.name for r in reports))}</title>
+    names = _e(", ".join(r.path.name for r in reports))
+    header = _t(
+        lang,
+        f"""<title>Trace report: {names}</title>
 <style>{style}</style>
 </head>
 <body data-perfetto-origin="{_e(perfetto_origin)}">
@@ -402,7 +548,24 @@ def render_html(
 "Open in Perfetto" hands the trace file you choose to the Perfetto UI in your browser
 ({_e(perfetto_origin)}); nothing is uploaded elsewhere. Browsers only allow that from a page
 served over http: if nothing happens, serve this folder (<code>python -m http.server</code>)
-and open the report from there.</p></header>
+and open the report from there.</p></header>""",
+        f"<title>トレースのレポート: {names}</title>\n<style>{style}</style>\n</head>\n"
+        f'<body data-perfetto-origin="{_e(perfetto_origin)}">\n'
+        "<header><h1>トレースのレポート</h1>\n<p>プロファイリングガイドの検出器が見つけた所見です。"
+        "どの所見もガイドのレッスンにリンクしています。"
+        "「Perfetto で開く」は、選んだトレースのファイルをブラウザの Perfetto UI"
+        f"（{_e(perfetto_origin)}）に渡します。ほかの場所には何もアップロードしません。"
+        "ブラウザがこれを許すのは http で配信されたページからだけです。何も起きないときは、"
+        "このフォルダを配信し（<code>python -m http.server</code>）、"
+        "そこからレポートを開いてください。</p></header>",
+    )
+    return f"""<!doctype html>
+<html lang="{_t(lang, "en", "ja")}">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+{header}
 <main>
 {widget}
 {chr(10).join(body)}

@@ -2,12 +2,18 @@
  * "Open in Perfetto" for a doctor's report: the reader chooses the trace file once per trace,
  * and each evidence button opens the Perfetto UI zoomed on that row's moment, handing the file
  * over with the UI's postMessage protocol. The only host contacted is the Perfetto UI's.
+ * Messages are in the report's language (<html lang>: "ja" for Japanese, else English).
  */
 (function () {
   "use strict";
   var origin = document.body.getAttribute("data-perfetto-origin") || "https://ui.perfetto.dev";
   var COMMANDS = [{ id: "dev.perfetto.ExpandTracksByRegex", args: [".*"] }];
   var files = {};
+  var JA = /^ja\b/i.test(document.documentElement.lang || "");
+
+  function t(en, ja) {
+    return JA ? ja : en;
+  }
 
   function status(key, text, isError) {
     var picker = document.querySelector('input[type=file][data-trace="' + key + '"]');
@@ -23,14 +29,17 @@
     if (!input.matches || !input.matches("input[type=file][data-trace]")) return;
     var key = input.getAttribute("data-trace");
     files[key] = input.files && input.files[0];
-    if (files[key]) status(key, "Ready: " + files[key].name, false);
+    if (files[key]) status(key, t("Ready: ", "準備ができました: ") + files[key].name, false);
   });
 
   function open(button) {
     var key = button.getAttribute("data-trace");
     var file = files[key];
     if (!file) {
-      status(key, "Choose the trace file first (the file picker above).", true);
+      status(key, t(
+        "Choose the trace file first (the file picker above).",
+        "先にトレースのファイルを選んでください（上のファイル選択）。"
+      ), true);
       return;
     }
     var url = origin + "/#!/viewer?visStart=" + button.getAttribute("data-vis-start") +
@@ -38,17 +47,23 @@
       "&startupCommands=" + encodeURIComponent(JSON.stringify(COMMANDS));
     var win = window.open(url, "_blank");
     if (!win) {
-      status(key, "The browser blocked the Perfetto window: allow pop-ups for this page.", true);
+      status(key, t(
+        "The browser blocked the Perfetto window: allow pop-ups for this page.",
+        "ブラウザが Perfetto のウィンドウをブロックしました。このページのポップアップを許可してください。"
+      ), true);
       return;
     }
-    status(key, "Reading " + file.name + "…", false);
+    status(key, t("Reading " + file.name + "…", file.name + " を読み込んでいます…"), false);
     file.arrayBuffer().then(function (buffer) {
       var began = Date.now();
       var timer = window.setInterval(function () {
         if (win.closed || Date.now() - began > 20000) {
           window.clearInterval(timer);
           window.removeEventListener("message", onMessage);
-          status(key, "The Perfetto UI did not answer; try again, or serve this report over http.", true);
+          status(key, t(
+            "The Perfetto UI did not answer; try again, or serve this report over http.",
+            "Perfetto UI が応答しませんでした。もう一度試すか、このレポートを http で配信してください。"
+          ), true);
           return;
         }
         try { win.postMessage("PING", origin); } catch (err) { /* not loaded yet */ }
@@ -59,11 +74,11 @@
         window.removeEventListener("message", onMessage);
         win.postMessage({ perfetto: { buffer: buffer, title: file.name, fileName: file.name,
           keepApiOpen: true } }, origin, [buffer]);
-        status(key, "Opened " + file.name + " in Perfetto.", false);
+        status(key, t("Opened " + file.name + " in Perfetto.", file.name + " を Perfetto で開きました。"), false);
       }
       window.addEventListener("message", onMessage);
     }, function () {
-      status(key, "Could not read " + file.name + ".", true);
+      status(key, t("Could not read " + file.name + ".", file.name + " を読み込めませんでした。"), true);
     });
   }
 
