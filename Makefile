@@ -8,6 +8,11 @@ PY := $(VENV)/bin/python
 DEVICE ?= auto
 STEP ?=
 STRICT_GPU ?=
+# Which edition `make serve` serves: en (mkdocs.yml) or ja (mkdocs.ja.yml). Not LANG: that
+# variable already holds the shell's locale.
+EDITION ?= en
+MKDOCS_CONFIG_en := mkdocs.yml
+MKDOCS_CONFIG_ja := mkdocs.ja.yml
 CHROMIUM := /usr/bin/chromium
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 # The site needs only requirements/site.txt; tests and captures need requirements/dev.txt.
@@ -20,7 +25,7 @@ export NO_MKDOCS_2_WARNING := 1
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
-	@echo "  Options: DEVICE=auto|cuda|cpu  STEP=<slug>  STRICT_GPU=1"
+	@echo "  Options: DEVICE=auto|cuda|cpu  STEP=<slug>  STRICT_GPU=1  EDITION=en|ja (serve)"
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,11 +44,13 @@ $(CHROMIUM):
 
 setup: $(DEV_STAMP) $(CHROMIUM) ## Create .venv with every pinned package, install chromium
 
-serve: $(SITE_STAMP) ## Serve the site at http://127.0.0.1:8000 from the committed artifacts
-	$(PY) -m mkdocs serve --dev-addr 127.0.0.1:8000
+serve: $(SITE_STAMP) ## Serve the site at http://127.0.0.1:8000 from the committed artifacts (EDITION=ja: the Japanese edition)
+	@test -n "$(MKDOCS_CONFIG_$(EDITION))" || { echo "EDITION must be en or ja, not '$(EDITION)'"; exit 2; }
+	$(PY) -m mkdocs serve -f $(MKDOCS_CONFIG_$(EDITION)) --dev-addr 127.0.0.1:8000
 
-site: $(SITE_STAMP) ## Build the site into site/ (STRICT_GPU=1: fail while CUDA artifacts are missing)
+site: $(SITE_STAMP) ## Build both editions into site/ and site/ja/ (STRICT_GPU=1: fail while CUDA artifacts are missing)
 	PROFILING_GUIDE_STRICT_GPU=$(STRICT_GPU) $(PY) -m mkdocs build --strict
+	PROFILING_GUIDE_STRICT_GPU=$(STRICT_GPU) $(PY) -m mkdocs build --strict -f mkdocs.ja.yml
 
 test: $(DEV_STAMP) $(CHROMIUM) ## Run every test, ruff included (sets up first if needed)
 	$(PY) -m pytest

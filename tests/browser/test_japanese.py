@@ -1,0 +1,159 @@
+"""The Japanese edition in a browser: its pages, its search, the switcher, its Perfetto buttons.
+
+Built as ``make site`` builds it, in ``ja/`` under the English edition, whose copy of the
+artifacts its pages use.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+from urllib.parse import urljoin, urlsplit
+
+import pytest
+
+from tests.browser.perfetto_ui import STEP_TIMEOUT_MS, TRACE_READY_JS
+from tests.browser.test_site import (
+    BROKEN_IMAGES_JS,
+    FIRST_TRACE,
+    RESULTS,
+    built_site,  # noqa: F401 (module-scoped fixture)
+    context,  # noqa: F401 (fixture)
+    guide_errors,
+    open_guide,
+    site,  # noqa: F401 (module-scoped fixture)
+)
+
+if TYPE_CHECKING:
+    from playwright.sync_api import BrowserContext
+
+    from .conftest import ConsoleErrors
+
+pytestmark = pytest.mark.browser
+
+JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+PHONE = {"width": 390, "height": 844}
+
+
+def test_japanese_first_trace_page_is_japanese_with_the_same_data(
+    context: BrowserContext,  # noqa: F811
+    site: str,  # noqa: F811
+    console_errors: ConsoleErrors,
+) -> None:
+    english = open_guide(context, urljoin(site, FIRST_TRACE), console_errors, label="en")
+    guide = open_guide(context, urljoin(site, "ja/" + FIRST_TRACE), console_errors, label="ja")
+    page = guide.page
+    assert page.evaluate("document.documentElement.lang") == "ja"
+    assert JAPANESE.search(page.locator("article h1").first.inner_text())
+    box = page.locator(".admonition", has_text="これらの数値の出どころ").first
+    assert box.is_visible()
+    # The same numbers as the English page, in the same order.
+    values = "el => el.map(e => e.textContent)"
+    assert page.eval_on_selector_all(".pg-value", values) == english.page.eval_on_selector_all(
+        ".pg-value", values
+    )
+    headers = page.eval_on_selector_all("article table thead th", values)
+    # Words, not identifiers such as `dtype`, are Japanese.
+    english_headers = [
+        h for h in headers if not JAPANESE.search(h) and re.search(r"[A-Z][a-z]{2,}|\w \w", h)
+    ]
+    assert headers and not english_headers
+    # Figures and traces come from the English edition's copy of the artifacts.
+    broken = page.evaluate(BROKEN_IMAGES_JS)
+    assert broken == []
+    image = page.locator(".pg-figure img").first
+    assert "/artifacts/" in image.evaluate("img => img.currentSrc")
+    assert "/ja/artifacts/" not in image.evaluate("img => img.currentSrc")
+    RESULTS.mkdir(exist_ok=True)
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=str(RESULTS / "site-ja-first-trace.png"), full_page=True)
+    page.set_viewport_size(PHONE)
+    page.screenshot(path=str(RESULTS / "site-ja-first-trace-phone.png"))
+    assert guide.non_local() == [] and english.non_local() == []
+    assert guide_errors(console_errors, "ja") == []
+
+
+def test_language_switcher_leads_to_the_same_page(
+    context: BrowserContext,  # noqa: F811
+    site: str,  # noqa: F811
+    console_errors: ConsoleErrors,
+) -> None:
+    page = open_guide(context, urljoin(site, FIRST_TRACE), console_errors).page
+    href = page.get_attribute('.md-select__link[hreflang="ja"]', "href")
+    assert href and urlsplit(urljoin(page.url, href)).path == "/ja/" + FIRST_TRACE
+    page.goto(urljoin(page.url, href))
+    back = page.get_attribute('.md-select__link[hreflang="en"]', "href")
+    assert back and urlsplit(urljoin(page.url, back)).path == "/" + FIRST_TRACE
+    assert guide_errors(console_errors) == []
+
+
+def test_japanese_search_finds_japanese_words(
+    context: BrowserContext,  # noqa: F811
+    site: str,  # noqa: F811
+    console_errors: ConsoleErrors,
+) -> None:
+    guide = open_guide(context, urljoin(site, "ja/"), console_errors)
+    page = guide.page
+    page.keyboard.press("/")
+    search = page.locator("input.md-search__input")
+    search.wait_for(state="visible", timeout=STEP_TIMEOUT_MS)
+    search.press_sequentially("カーネル")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.md-search-result__item a')]"
+        ".some(a => new URL(a.href).pathname.startsWith('/ja/part-'))",
+        timeout=STEP_TIMEOUT_MS,
+    )
+    assert guide_errors(console_errors) == []
+
+
+def test_japanese_perfetto_button_opens_the_english_editions_trace(
+    context: BrowserContext,  # noqa: F811
+    site: str,  # noqa: F811
+    perfetto_ui: str,
+    console_errors: ConsoleErrors,
+) -> None:
+    guide = open_guide(context, urljoin(site, "ja/" + FIRST_TRACE), console_errors)
+    page = guide.page
+    widget = ".pg-perfetto[data-time-start]"
+    button = page.locator(f"{widget} .pg-perfetto__open").first
+    assert JAPANESE.search(button.inner_text())
+    with page.expect_popup(timeout=STEP_TIMEOUT_MS) as popup_info:
+        button.click()
+    perfetto = console_errors.watch(popup_info.value, "perfetto")
+    page.wait_for_function(
+        "sel => document.querySelector(sel).dataset.state === 'loaded'",
+        arg=widget,
+        timeout=STEP_TIMEOUT_MS,
+    )
+    perfetto.wait_for_function(TRACE_READY_JS, timeout=STEP_TIMEOUT_MS)
+    traces = [url for url in guide.requested if url.endswith(".json.gz")]
+    assert traces and all("/ja/" not in urlsplit(url).path for url in traces), traces
+    assert guide.non_local() == []
+    assert guide_errors(console_errors) == []
+
+
+def test_every_japanese_nav_page_loads_cleanly(
+    context: BrowserContext,  # noqa: F811
+    site: str,  # noqa: F811
+    console_errors: ConsoleErrors,
+) -> None:
+    home = open_guide(context, urljoin(site, "ja/"), console_errors, label="home")
+    hrefs: list[str] = home.page.eval_on_selector_all(
+        ".md-sidebar--primary .md-nav--primary a.md-nav__link[href]",
+        "links => links.map(a => a.href)",
+    )
+    japanese_root = urljoin(site, "ja/")
+    pages = sorted({url.split("#", 1)[0] for url in hrefs if url.startswith(japanese_root)})
+    assert urljoin(site, "ja/" + FIRST_TRACE) in pages, pages
+    problems: list[str] = []
+    for url in pages:
+        label = urlsplit(url).path
+        guide = open_guide(context, url, console_errors, label=label)
+        broken = guide.page.evaluate(BROKEN_IMAGES_JS)
+        problems += [f"{label}: broken image {src}" for src in broken]
+        problems += [f"{label}: request to {u}" for u in guide.non_local()]
+        problems += guide_errors(console_errors, label)
+        if not JAPANESE.search(guide.page.locator("article h1").first.inner_text()):
+            problems.append(f"{label}: the title is not Japanese")
+        guide.page.close()
+    assert problems == []
