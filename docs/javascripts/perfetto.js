@@ -32,6 +32,11 @@
   if (window.__pgPerfettoInstalled) {
     return;
   }
+
+  /** A message in the page's language (the Japanese edition sets <html lang="ja">). */
+  function t(en, ja) {
+    return /^ja\b/i.test(document.documentElement.lang || "") ? ja : en;
+  }
   window.__pgPerfettoInstalled = true;
 
   var DEFAULT_ORIGIN = "https://ui.perfetto.dev";
@@ -98,17 +103,25 @@
   function readConfig(widget) {
     var src = widget.getAttribute("data-trace-src");
     if (!src) {
-      throw new UserError("This button has no trace attached (missing data-trace-src).");
+      throw new UserError(
+        t(
+          "This button has no trace attached (missing data-trace-src).",
+          "このボタンにはトレースが付いていません（data-trace-src がありません）。"
+        )
+      );
     }
     var traceUrl;
     try {
       traceUrl = new URL(src, document.baseURI);
     } catch (err) {
-      throw new UserError("Invalid trace address: " + src);
+      throw new UserError(t("Invalid trace address: ", "トレースのアドレスが不正です: ") + src);
     }
     var fileName = widget.getAttribute("data-file-name") || traceUrl.pathname.split("/").pop() || "trace";
     if (traceUrl.origin !== window.location.origin) {
-      throw new UserError("Refusing to fetch " + fileName + " from another site.");
+      throw new UserError(
+        t("Refusing to fetch " + fileName + " from another site.",
+          "ほかのサイトから " + fileName + " を取得することはしません。")
+      );
     }
 
     var originAttr = widget.getAttribute("data-perfetto-origin") || DEFAULT_ORIGIN;
@@ -116,10 +129,10 @@
     try {
       originUrl = new URL(originAttr);
     } catch (err) {
-      throw new UserError("Invalid Perfetto UI address: " + originAttr);
+      throw new UserError(t("Invalid Perfetto UI address: ", "Perfetto UI のアドレスが不正です: ") + originAttr);
     }
     if (originUrl.protocol !== "https:" && originUrl.protocol !== "http:") {
-      throw new UserError("Invalid Perfetto UI address: " + originAttr);
+      throw new UserError(t("Invalid Perfetto UI address: ", "Perfetto UI のアドレスが不正です: ") + originAttr);
     }
 
     var focus = null;
@@ -160,17 +173,21 @@
 
   function fetchTrace(config) {
     function failure(reason) {
-      return new UserError("Could not load the trace " + config.fileName + " (" + reason + ").", true);
+      return new UserError(
+        t("Could not load the trace " + config.fileName + " (" + reason + ").",
+          "トレース " + config.fileName + " を読み込めませんでした（" + reason + "）。"),
+        true
+      );
     }
     return fetch(config.traceUrl, { credentials: "same-origin" })
       .then(function (response) {
         if (!response.ok) {
-          throw failure(response.status === 404 ? "not found" : "HTTP " + response.status);
+          throw failure(response.status === 404 ? t("not found", "見つかりません") : "HTTP " + response.status);
         }
         return response.arrayBuffer();
       })
       .catch(function (err) {
-        throw err instanceof UserError ? err : failure("network error");
+        throw err instanceof UserError ? err : failure(t("network error", "ネットワークエラー"));
       });
   }
 
@@ -204,18 +221,24 @@
       session.timer = window.setInterval(function () {
         if (session.win.closed) {
           session.stopWaiting();
-          reject(new UserError("The Perfetto window was closed before the trace was sent."));
+          reject(
+            new UserError(
+              t("The Perfetto window was closed before the trace was sent.",
+                "トレースを送る前に Perfetto のウィンドウが閉じられました。")
+            )
+          );
           return;
         }
         if (Date.now() - began > PING_TIMEOUT_MS) {
           session.stopWaiting();
           reject(
             new UserError(
-              "Perfetto UI did not respond within " +
-                PING_TIMEOUT_MS / 1000 +
-                " s (" +
-                session.config.origin +
-                "). Check the other window, or try again."
+              t(
+                "Perfetto UI did not respond within " + PING_TIMEOUT_MS / 1000 + " s (" +
+                  session.config.origin + "). Check the other window, or try again.",
+                "Perfetto UI が " + PING_TIMEOUT_MS / 1000 + " 秒以内に応答しませんでした（" +
+                  session.config.origin + "）。もう一方のウィンドウを確認するか、やり直してください。"
+              )
             )
           );
           return;
@@ -274,18 +297,23 @@
 
   function explainFileProtocol(widget) {
     setStatus(widget, "error", [
-      "Opening traces in Perfetto needs the guide to be served over http: browsers do not " +
-        "let pages opened from a file fetch the trace. Run ",
+      t(
+        "Opening traces in Perfetto needs the guide to be served over http: browsers do not " +
+          "let pages opened from a file fetch the trace. Run ",
+        "Perfetto でトレースを開くには、ガイドを http で配信する必要があります。ファイルとして" +
+          "開いたページからはトレースを取得できません。"
+      ),
       code("make serve"),
-      " and open the address it prints.",
+      t(" and open the address it prints.", " を実行し、表示されたアドレスを開いてください。"),
     ]);
   }
 
   function explainBlocked(widget) {
     setStatus(widget, "blocked", [
-      "Your browser blocked the Perfetto window (pop-up). ",
-      retryButton("Open Perfetto again"),
-      ", or allow pop-ups for this site.",
+      t("Your browser blocked the Perfetto window (pop-up). ",
+        "ブラウザが Perfetto のウィンドウ（ポップアップ）をブロックしました。"),
+      retryButton(t("Open Perfetto again", "Perfetto をもう一度開く")),
+      t(", or allow pop-ups for this site.", "か、このサイトのポップアップを許可してください。"),
     ]);
   }
 
@@ -332,11 +360,11 @@
     sessions.set(widget, session);
 
     var ready = false;
-    setStatus(widget, "fetching", "Fetching " + config.fileName + "…");
+    setStatus(widget, "fetching", t("Fetching " + config.fileName + "…", config.fileName + " を取得しています…"));
 
     var traceLoaded = fetchTrace(config).then(function (buffer) {
       if (!session.cancelled && !ready) {
-        setStatus(widget, "waiting", "Waiting for the Perfetto UI to start…");
+        setStatus(widget, "waiting", t("Waiting for the Perfetto UI to start…", "Perfetto UI の起動を待っています…"));
       }
       return buffer;
     });
@@ -351,7 +379,12 @@
         }
         sessions.delete(widget);
         sendTrace(session, results[0]);
-        setStatus(widget, "loaded", "Opened \u201c" + config.title + "\u201d in the Perfetto window.");
+        setStatus(
+          widget,
+          "loaded",
+          t("Opened \u201c" + config.title + "\u201d in the Perfetto window.",
+            "\u300c" + config.title + "\u300d を Perfetto のウィンドウで開きました。")
+        );
       },
       function (err) {
         if (session.cancelled) {

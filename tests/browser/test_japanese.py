@@ -128,6 +128,7 @@ def test_japanese_perfetto_button_opens_the_english_editions_trace(
         arg=widget,
         timeout=STEP_TIMEOUT_MS,
     )
+    assert JAPANESE.search(page.inner_text(f"{widget} .pg-perfetto__status"))
     perfetto.wait_for_function(TRACE_READY_JS, timeout=STEP_TIMEOUT_MS)
     traces = [url for url in guide.requested if url.endswith(".json.gz")]
     assert traces and all("/ja/" not in urlsplit(url).path for url in traces), traces
