@@ -5,7 +5,8 @@ and figure-data queries, and writes:
 
 * ``<query>.csv`` and ``<query>.md`` for table queries,
 * ``values.json`` with one object per values query,
-* ``<figure>.svg`` for each figure (its data is the CSV of the query it draws),
+* ``<figure>.svg`` for each figure (its data is the CSV of the query it draws), and its twin
+  in each other language of the guide (``<figure>.ja.svg``, see ``generators.i18n``),
 
 then the set's ``MANIFEST.json``. Everything is written inside the staging copy of the set
 (see ``generators.store``), so a bad trace fails the run without touching the live artifacts.
@@ -217,17 +218,19 @@ def derive_variant(step: Step, variant_dir: Path, device: str) -> list[Path]:
     for fig in step.figures:
         if variant_dir.name not in fig.variants:
             continue
-        context = figures.FigureContext(
-            step=step.slug,
-            step_title=step.title,
-            variant=variant_dir.name,
-            device=device,
-            environment=capture.get("environment", {}),
-        )
-        svg = figures.render_svg(fig.name, results[fig.data].rows, context)
-        path = variant_dir / f"{fig.name}.svg"
-        atomic_write_bytes(path, svg)
-        written.append(path)
+        for lang in i18n.LANGUAGES:  # the same data, drawn with each edition's words
+            context = figures.FigureContext(
+                step=step.slug,
+                step_title=(step.title_ja or step.title) if lang == "ja" else step.title,
+                variant=variant_dir.name,
+                device=device,
+                environment=capture.get("environment", {}),
+                lang=lang,
+            )
+            svg = figures.render_svg(fig.name, results[fig.data].rows, context)
+            path = variant_dir / i18n.figure_file(f"{fig.name}.svg", lang)
+            atomic_write_bytes(path, svg)
+            written.append(path)
     return written
 
 

@@ -72,6 +72,9 @@ class Step:
     #: Query names (``generators/queries/<name>.sql``) run on every variant's trace.
     queries: tuple[str, ...]
     figures: tuple[Figure, ...] = field(default=())
+    #: The title in the Japanese edition, whose figures name the step too (the English title
+    #: when empty).
+    title_ja: str = ""
 
     @property
     def workload_module(self) -> str:
@@ -119,6 +122,7 @@ register(
     Step(
         slug="matmul_add",
         title="A matmul and a bias add",
+        title_ja="行列積とバイアス加算",
         pages=(
             "part-1/01-first-trace.md",
             "part-1/02-cpu-and-gpu-lanes.md",
@@ -272,6 +276,7 @@ register(
     Step(
         slug="linear",
         title="One nn.Linear",
+        title_ja="nn.Linear ひとつ",
         pages=("part-2/01-linear.md",),
         variants=(
             Variant(
@@ -317,6 +322,7 @@ register(
     Step(
         slug="mlp",
         title="A GeGLU MLP block",
+        title_ja="GeGLU の MLP ブロック",
         pages=("part-2/02-mlp.md",),
         variants=(
             Variant(
@@ -358,6 +364,7 @@ register(
     Step(
         slug="attention",
         title="Causal self-attention",
+        title_ja="因果的セルフアテンション",
         pages=(
             "part-3/01-attention.md",
             "part-3/02-sdpa-backends.md",
@@ -476,6 +483,7 @@ register(
     Step(
         slug="llm",
         title="A small LLM generating tokens",
+        title_ja="小さな LLM のトークン生成",
         pages=(
             "part-4/01-llm-generate.md",
             "part-4/02-decode-step.md",
@@ -563,6 +571,7 @@ register(
     Step(
         slug="train",
         title="One training step",
+        title_ja="学習の 1 ステップ",
         pages=(
             "part-5/01-training-step.md",
             "part-5/02-optimizer-and-data.md",

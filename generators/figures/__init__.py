@@ -3,26 +3,36 @@
 ``generators/figures/<name>.py`` defines ``draw(rows, context) -> Figure``. This package renders
 it to SVG with settings that make the bytes depend only on the data: a fixed hash salt for
 element ids, no date or creator metadata, text kept as text (``svg.fonttype = none``, so no font
-outlines from whatever fonts a machine has) and the DejaVu Sans metrics that ship with matplotlib.
+outlines from whatever fonts a machine has) and the metrics of fonts that ship with the pinned
+packages: DejaVu Sans (matplotlib's own) for English, IPAexGothic (``matplotlib-fontja``) for
+Japanese, never a font the machine happens to have.
+
+Each figure is drawn once per language of the guide (``generators.i18n.LANGUAGES``): a module
+writes each label as ``context.t("English", "日本語")``, the two side by side where it is used.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import importlib.util
 import io
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
+from matplotlib import font_manager
 from matplotlib.artist import Artist
 from matplotlib.figure import Figure
 from matplotlib.legend import Legend
+
+from generators.i18n import LANGUAGES
 
 STYLE = {
     "svg.hashsalt": "profiling-guide",
@@ -35,6 +45,20 @@ STYLE = {
     "axes.facecolor": "white",
     "savefig.facecolor": "white",
 }
+
+#: The Japanese figures' font, from the pinned ``matplotlib-fontja`` wheel (IPA Font License).
+JA_FONT = "IPAexGothic"
+JA_FONT_PACKAGE, JA_FONT_FILE = "matplotlib_fontja", "fonts/ipaexg.ttf"
+#: The fonts each language's figures are laid out with, in fallback order: a glyph the first
+#: lacks (µ, ≤ in IPAexGothic) is measured in the next, so layout never depends on the machine.
+FONT_FAMILIES = {"en": ("DejaVu Sans",), "ja": (JA_FONT, "DejaVu Sans")}
+#: What a Japanese SVG asks the browser for instead: the layout font first, then the Japanese
+#: fonts that macOS, Windows and Linux desktops carry. An SVG shown as an image loads no fonts
+#: of its own, so the browser picks the first of these it has.
+JA_SVG_FONT_FAMILY = (
+    "'IPAexGothic', 'Hiragino Sans', 'Hiragino Kaku Gothic ProN', 'Noto Sans CJK JP', "
+    "'Noto Sans JP', 'Yu Gothic', 'Meiryo', sans-serif"
+)
 
 #: One colour per Kineto category, shared by every figure (colour-blind-safe Okabe-Ito palette).
 CATEGORY_COLORS = {
@@ -56,6 +80,16 @@ class FigureContext:
     variant: str
     device: str
     environment: dict[str, object] = field(default_factory=dict)
+    #: The language the figure's words are written in; ``step_title`` is already in it.
+    lang: str = "en"
+
+    def __post_init__(self) -> None:
+        if self.lang not in LANGUAGES:
+            raise ValueError(f"unknown language {self.lang!r} (known: {', '.join(LANGUAGES)})")
+
+    def t(self, en: str, ja: str) -> str:
+        """The figure's language's text of a label: ``context.t("step width", "ステップの幅")``."""
+        return ja if self.lang == "ja" else en
 
     @property
     def hardware(self) -> str:
@@ -83,14 +117,56 @@ def short_kernel_name(name: str, limit: int = 40) -> str:
     return simplified
 
 
+@functools.cache
+def japanese_font_file() -> Path:
+    """The pinned IPAexGothic file, registered with matplotlib's font manager (once).
+
+    The package is located, not imported: importing it would switch every figure's font. Its
+    entries go first in the font list, so that a copy of the font installed on the machine
+    (perhaps another version, with other metrics) is never the one measured.
+    """
+    spec = importlib.util.find_spec(JA_FONT_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError(
+            f"Japanese figures need the {JA_FONT_PACKAGE} package: "
+            "pip install -r requirements/site.txt"
+        )
+    path = Path(next(iter(spec.submodule_search_locations))) / JA_FONT_FILE
+    manager = font_manager.fontManager
+    manager.addfont(path)
+    ours = [e for e in manager.ttflist if Path(e.fname) == path]
+    manager.ttflist = ours + [e for e in manager.ttflist if Path(e.fname) != path]
+    found = font_manager.findfont(
+        font_manager.FontProperties(family=JA_FONT), fallback_to_default=False
+    )
+    if Path(found) != path:
+        raise RuntimeError(f"{JA_FONT} resolves to {found}, not to the pinned {path}")
+    return path
+
+
+def font_families(lang: str) -> tuple[str, ...]:
+    """The fonts a figure in ``lang`` is laid out with (registering the Japanese one)."""
+    if lang == "ja":
+        japanese_font_file()
+    return FONT_FAMILIES[lang]
+
+
 def render_svg(name: str, rows: list[dict[str, object]], context: FigureContext) -> bytes:
     module = importlib.import_module(f"generators.figures.{name}")
-    with plt.rc_context(STYLE):
+    style = {**STYLE, "font.family": list(font_families(context.lang))}
+    with plt.rc_context(style):
         fig: Figure = module.draw(rows, context)
         buffer = io.BytesIO()
         fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
         plt.close(fig)
-    return buffer.getvalue()
+    svg = buffer.getvalue()
+    if context.lang == "ja":
+        # matplotlib writes the layout fonts; a browser should look for a Japanese font it has.
+        written = "font-family: " + ", ".join(repr(f) for f in FONT_FAMILIES["ja"])
+        if written.encode() not in svg:
+            raise RuntimeError(f"{name}: no text in {FONT_FAMILIES['ja']} in the Japanese SVG")
+        svg = svg.replace(written.encode(), f"font-family: {JA_SVG_FONT_FAMILY}".encode())
+    return svg
 
 
 #: Width of the page's content column in inches (about 750 px): figures drawn this wide show
@@ -105,15 +181,18 @@ def hardware_label(context: FigureContext) -> str:
     return kind if hardware.lower() == context.device.lower() else f"{kind} · {hardware}"
 
 
-@functools.lru_cache(maxsize=4096)
-def text_width_pt(text: str, size: float) -> float:
-    """Width of ``text`` in points at font ``size``, from the bundled DejaVu Sans metrics."""
+def text_width_pt(text: str, size: float, lang: str = "en") -> float:
+    """Width of ``text`` in points at font ``size``, in the fonts of ``lang``'s figures."""
+    return _text_width_pt(text, size, font_families(lang))
+
+
+@functools.lru_cache(maxsize=8192)
+def _text_width_pt(text: str, size: float, families: tuple[str, ...]) -> float:
     from matplotlib.backends.backend_agg import RendererAgg
-    from matplotlib.font_manager import FontProperties
 
     renderer = RendererAgg(10, 10, 72)
     width, _, _ = renderer.get_text_width_height_descent(
-        text, FontProperties(family="DejaVu Sans", size=size), ismath=False
+        text, font_manager.FontProperties(family=list(families), size=size), ismath=False
     )
     return float(width)
 

@@ -67,6 +67,7 @@ def _panel(
     title: str,
     y_range: tuple[float, float],
     height_pt: float,
+    context: FigureContext,
 ) -> None:
     impls = sorted(
         {str(r["impl"]) for r in rows},
@@ -117,7 +118,7 @@ def _panel(
             linestyle=":",
             color="#777777",
             lw=1.2,
-            label="∝ seq² (for comparison)",
+            label=context.t("∝ seq² (for comparison)", "∝ seq²（比較用）"),
         )
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
@@ -127,7 +128,7 @@ def _panel(
     ax.minorticks_off()
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: format_duration_ns(v)))
     ax.tick_params(labelsize=TICK_PT)
-    ax.set_xlabel("sequence length", fontsize=TICK_PT)
+    ax.set_xlabel(context.t("sequence length", "系列長"), fontsize=TICK_PT)
     ax.set_title(title, loc="left", fontsize=9.5)
     ax.grid(True, which="major", color="#DDDDDD", lw=0.5)
     ax.spines[["top", "right"]].set_visible(False)
@@ -137,9 +138,12 @@ def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
     if not rows:
         raise ValueError(f"{context.step}/{context.variant}: no sweep forwards in the trace")
     has_gpu = any(r.get("gpu_ns_per_fwd") not in (None, "", 0) for r in rows)
-    panels = [("cpu_ns_per_fwd", "CPU: the attn_fwd region")]
+    panels = [("cpu_ns_per_fwd", context.t("CPU: the attn_fwd region", "CPU: attn_fwd の区間"))]
     if has_gpu:
-        panels.insert(0, ("gpu_ns_per_fwd", "GPU: busy time of its work"))
+        panels.insert(
+            0,
+            ("gpu_ns_per_fwd", context.t("GPU: busy time of its work", "GPU: その処理の稼働時間")),
+        )
     values = [
         float(r[c])  # type: ignore[arg-type]
         for r in rows
@@ -164,17 +168,22 @@ def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
             ),
             sharey=axes[0] if axes else None,
         )
-        _panel(ax, rows, column, title, y_range, axes_h * 72)
+        _panel(ax, rows, column, title, y_range, axes_h * 72, context)
         if i:
             ax.tick_params(labelleft=False)
         else:
-            ax.set_ylabel("time per forward", fontsize=TICK_PT)
+            ax.set_ylabel(
+                context.t("time per forward", "順伝播 1 回あたりの時間"), fontsize=TICK_PT
+            )
         axes.append(ax)
     fig.text(
         0.1 / CONTENT_WIDTH_IN,
         1 - 0.08 / HEIGHT_IN,
-        f"{plain_text(context.step_title)} — forward time vs sequence length on "
-        f"{hardware_label(context)}",
+        context.t(
+            f"{plain_text(context.step_title)} — forward time vs sequence length on "
+            f"{hardware_label(context)}",
+            f"{plain_text(context.step_title)} — {hardware_label(context)} での系列長と順伝播時間",
+        ),
         fontsize=10.5,
         va="top",
     )

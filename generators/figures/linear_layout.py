@@ -32,7 +32,9 @@ def _layouts(rows: list[dict[str, object]]) -> tuple[tuple, tuple]:
     return w, (_pair(sizes), _pair(strides))
 
 
-def _panel(ax, title: str, shape: tuple[int, int], strides: tuple[int, int]) -> None:  # type: ignore[no-untyped-def]
+def _panel(  # type: ignore[no-untyped-def]
+    ax, title: str, shape: tuple[int, int], strides: tuple[int, int], context: FigureContext
+) -> None:
     rows, cols = min(CORNER[0], shape[0]), min(CORNER[1], shape[1])
     for i in range(rows):
         for j in range(cols):
@@ -46,17 +48,39 @@ def _panel(ax, title: str, shape: tuple[int, int], strides: tuple[int, int]) -> 
     ax.set_ylim(-rows - 1.1, 0.2)
     ax.set_aspect("equal")
     ax.axis("off")
-    ax.set_title(f"{title}\nshape {list(shape)}, strides {list(strides)}", fontsize=9, loc="left")
+    layout = context.t(
+        f"shape {list(shape)}, strides {list(strides)}",
+        f"形状 {list(shape)}、ストライド {list(strides)}",
+    )
+    ax.set_title(f"{title}\n{layout}", fontsize=9, loc="left")
 
 
 def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
-    (w_shape, w_strides), (t_shape, t_strides) = _layouts(rows)
+    w_layout, t_layout = _layouts(rows)
     fig = Figure(figsize=(CONTENT_WIDTH_IN, 3.6))
     left, right = fig.subplots(1, 2)
-    _panel(left, "weight W (input of aten::t)", w_shape, w_strides)
-    _panel(right, "W.t() (view made by aten::as_strided)", t_shape, t_strides)
+    _panel(
+        left,
+        context.t("weight W (input of aten::t)", "重み W（aten::t の入力）"),
+        *w_layout,
+        context,
+    )
+    _panel(
+        right,
+        context.t(
+            "W.t() (view made by aten::as_strided)", "W.t()（aten::as_strided が作るビュー）"
+        ),
+        *t_layout,
+        context,
+    )
     fig.suptitle(
-        plain_text("aten::t copies nothing: each cell shows the memory offset it reads"),
+        plain_text(
+            context.t(
+                "aten::t copies nothing: each cell shows the memory offset it reads",
+                "aten::t は何もコピーしません。"
+                "各セルの数字は、そのセルが読むメモリ上のオフセットです",
+            )
+        ),
         fontsize=10.5,
         x=0.02,
         ha="left",
@@ -64,8 +88,12 @@ def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
     fig.text(
         0.02,
         0.02,
-        "Shaded: the first row of W in memory. offset = row × stride[0] + column × stride[1]:\n"
-        "swapping the strides turns rows into columns without moving a byte.",
+        context.t(
+            "Shaded: the first row of W in memory. offset = row × stride[0] + column × stride[1]:\n"
+            "swapping the strides turns rows into columns without moving a byte.",
+            "色付き: メモリ上の W の先頭行。オフセット = 行 × stride[0] + 列 × stride[1]:\n"
+            "ストライドを入れ替えるだけで、1 バイトも動かさずに行が列になります。",
+        ),
         fontsize=8.5,
         linespacing=1.4,
     )

@@ -24,16 +24,30 @@ def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
     end_ns = max(float(r["start_ns"]) + float(r["dur_ns"]) for r in rows)  # type: ignore[arg-type]
     kernels = sum(1 for r in rows if r["category"] == "kernel")
     deepest = max(int(r["depth"]) for r in rows)  # type: ignore[arg-type]
-    title = (
-        f"{plain_text(context.step_title)} — {plain_text(context.variant)}: "
-        f"one decode step on {hardware_label(context)}"
+    where = f"{plain_text(context.step_title)} — {plain_text(context.variant)}"
+    title = context.t(
+        f"{where}: one decode step on {hardware_label(context)}",
+        f"{where}: {hardware_label(context)} でのデコード 1 ステップ",
     )
-    notes = [f"{format_duration_ns(end_ns)} from this forward's start to the next"]
-    shown = f"bars: all {len(rows) - kernels} CPU slices down to depth {deepest}"
+    took = format_duration_ns(end_ns)
+    notes = [
+        context.t(
+            f"{took} from this forward's start to the next",
+            f"この順伝播の開始から次の開始まで {took}",
+        )
+    ]
+    cpu = len(rows) - kernels
+    shown = context.t(
+        f"bars: all {cpu} CPU slices down to depth {deepest}",
+        f"バー: 深さ {deepest} までの CPU スライス全 {cpu} 個",
+    )
     if kernels:
-        shown += f" and {kernels} kernels"
+        shown += context.t(f" and {kernels} kernels", f"とカーネル {kernels} 個")
     notes += [
         shown,
-        f"named: those whose name fits and the {NAMED_OUTSIDE} longest others per lane",
+        context.t(
+            f"named: those whose name fits and the {NAMED_OUTSIDE} longest others per lane",
+            f"名前: バーに収まるものと、レーンごとに残りのうち長い {NAMED_OUTSIDE} 個",
+        ),
     ]
     return timeline.draw(rows, context, title=title, notes=notes, max_outside_labels=NAMED_OUTSIDE)

@@ -37,11 +37,20 @@ LEFT_IN, RIGHT_IN = 0.12, 0.12
 TOP_IN = 0.62  # title and column headings
 LEGEND_IN = 0.34
 ARROW_GAP_IN = 0.55  # between the widest CPU box and the GPU column
+#: Each kind of box: its legend entry in English and Japanese, and its colour.
 NAMES = {
-    "annotation": ("label / profiler step", CATEGORY_COLORS["user_annotation"]),
-    "aten": ("aten:: operator", CATEGORY_COLORS["cpu_op"]),
-    "launch": ("launch call (CUDA runtime)", CATEGORY_COLORS["cuda_runtime"]),
-    "kernel": ("GPU work it started", CATEGORY_COLORS["kernel"]),
+    "annotation": (
+        "label / profiler step",
+        "ラベル / プロファイラのステップ",
+        CATEGORY_COLORS["user_annotation"],
+    ),
+    "aten": ("aten:: operator", "aten:: 演算子", CATEGORY_COLORS["cpu_op"]),
+    "launch": (
+        "launch call (CUDA runtime)",
+        "起動呼び出し（CUDA ランタイム）",
+        CATEGORY_COLORS["cuda_runtime"],
+    ),
+    "kernel": ("GPU work it started", "起動された GPU の処理", CATEGORY_COLORS["kernel"]),
 }
 
 
@@ -68,11 +77,11 @@ def _box(ax, x: float, y: float, width: float, colour: str, text: str) -> None: 
     ax.text(x + PAD_PT / 72, y, plain_text(text), ha="left", va="center", fontsize=LABEL_PT)
 
 
-def _fit(name: str, width_pt: float) -> str:
+def _fit(name: str, width_pt: float, lang: str) -> str:
     """The longest readable form of a kernel name that fits ``width_pt`` at the label size."""
     for limit in range(60, 8, -1):
         label = short_kernel_name(name, limit=limit)
-        if text_width_pt(label, LABEL_PT) + 2 * PAD_PT <= width_pt:
+        if text_width_pt(label, LABEL_PT, lang) + 2 * PAD_PT <= width_pt:
             return label
     return short_kernel_name(name, limit=8)
 
@@ -97,7 +106,7 @@ def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
     row_of = {node: i for i, node in enumerate(nodes)}
 
     def box_w(node: tuple[str, ...]) -> float:
-        return (text_width_pt(node[-1], LABEL_PT) + 2 * PAD_PT) / 72
+        return (text_width_pt(node[-1], LABEL_PT, context.lang) + 2 * PAD_PT) / 72
 
     cpu_right = max(LEFT_IN + (len(n) - 1) * INDENT_IN + box_w(n) for n in nodes)
     gpu_x = cpu_right + ARROW_GAP_IN
@@ -118,7 +127,7 @@ def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
     for node in nodes:
         depth = len(node) - 1
         x, y = LEFT_IN + depth * INDENT_IN, y_of(node)
-        _box(ax, x, y, box_w(node), NAMES[_kind(node[-1])][1], node[-1])
+        _box(ax, x, y, box_w(node), NAMES[_kind(node[-1])][2], node[-1])
         if depth:  # an elbow from the caller's box down to this one
             parent = node[:-1]
             px = LEFT_IN + (depth - 1) * INDENT_IN + INDENT_IN / 2
@@ -130,9 +139,9 @@ def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
                 solid_capstyle="butt",
             )
         if node in gpu_of:
-            label = _fit(gpu_of[node], gpu_w * 72)
-            width = (text_width_pt(label, LABEL_PT) + 2 * PAD_PT) / 72
-            _box(ax, gpu_x, y, width, NAMES["kernel"][1], label)
+            label = _fit(gpu_of[node], gpu_w * 72, context.lang)
+            width = (text_width_pt(label, LABEL_PT, context.lang) + 2 * PAD_PT) / 72
+            _box(ax, gpu_x, y, width, NAMES["kernel"][2], label)
             ax.annotate(
                 "",
                 xy=(gpu_x, y),
@@ -143,22 +152,41 @@ def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
     ax.text(
         LEFT_IN,
         0.12,
-        f"{plain_text(context.variant)}: who called whom in the first profiled step, "
-        f"{hardware_label(context)}",
+        context.t(
+            f"{plain_text(context.variant)}: who called whom in the first profiled step, "
+            f"{hardware_label(context)}",
+            f"{plain_text(context.variant)}: 最初のプロファイル対象ステップでの呼び出し関係、"
+            f"{hardware_label(context)}",
+        ),
         fontsize=TITLE_PT,
         va="top",
     )
     heading = {"fontsize": NOTE_PT, "color": "#333333", "va": "bottom"}
     ax.text(
-        LEFT_IN, TOP_IN - 0.06, "CPU thread: each slice under the one that called it", **heading
+        LEFT_IN,
+        TOP_IN - 0.06,
+        context.t(
+            "CPU thread: each slice under the one that called it",
+            "CPU スレッド: 各スライスを呼び出し元の下に",
+        ),
+        **heading,
     )
     if gpu_of:
-        ax.text(gpu_x, TOP_IN - 0.06, "GPU stream: the work each launch started", **heading)
+        ax.text(
+            gpu_x,
+            TOP_IN - 0.06,
+            context.t(
+                "GPU stream: the work each launch started", "GPU ストリーム: 各起動が始めた処理"
+            ),
+            **heading,
+        )
     fig.legend(
         handles=[
-            Patch(color=colour, label=label) for k, (label, colour) in NAMES.items() if k in kinds
+            Patch(color=colour, label=context.t(en, ja))
+            for k, (en, ja, colour) in NAMES.items()
+            if k in kinds
         ]
-        or [Patch(color=OTHER_COLOR, label="slice")],
+        or [Patch(color=OTHER_COLOR, label=context.t("slice", "スライス"))],
         loc="lower left",
         bbox_to_anchor=(LEFT_IN / CONTENT_WIDTH_IN, 0.06 / height),
         fontsize=NOTE_PT,

@@ -27,7 +27,12 @@ from generators.figures import (
 from generators.units import format_duration_ns
 
 DOT_COLOR = "#009E73"
-LINES = (("min", "#0072B2", ":"), ("median", "#333333", "--"), ("max", "#D55E00", ":"))
+#: Each line: its statistic, its legend word in English and Japanese, colour and style.
+LINES = (
+    ("min", "min", "最小", "#0072B2", ":"),
+    ("median", "median", "中央値", "#333333", "--"),
+    ("max", "max", "最大", "#D55E00", ":"),
+)
 HEIGHT_IN = 3.4
 TICK_PT = 9.0
 
@@ -48,30 +53,37 @@ def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
     ax.plot(steps, [t / scale for t in times], "o-", color=DOT_COLOR, lw=0.8, ms=4, zorder=3)
     # median_low: the middle step's own duration, as the values queries define the median.
     stats = {"min": min(times), "median": statistics.median_low(times), "max": max(times)}
-    for name, colour, style in LINES:
+    for name, en, ja, colour, style in LINES:
         value = stats[name]
-        ax.axhline(
-            value / scale, color=colour, ls=style, lw=1, label=f"{name} {format_duration_ns(value)}"
-        )
+        label = f"{context.t(en, ja)} {format_duration_ns(value)}"
+        ax.axhline(value / scale, color=colour, ls=style, lw=1, label=label)
     low, high = stats["min"] / scale, stats["max"] / scale
     pad = max(high - low, high * 0.002) * 0.12
     ax.set_ylim(low - pad, high + pad)
+    kernel = plain_text(short_kernel_name(str(rows[0]["kernel_name"]), limit=36)) if on_gpu else ""
+    op = plain_text(str(rows[0]["op_name"]))
     what = (
-        f"kernel {plain_text(short_kernel_name(str(rows[0]['kernel_name']), limit=36))}"
+        context.t(f"kernel {kernel}", f"カーネル {kernel}")
         if on_gpu
-        else f"{plain_text(str(rows[0]['op_name']))} CPU self time"
+        else context.t(f"{op} CPU self time", f"{op} の CPU 自己時間")
     )
     fig.text(
         0.1 / CONTENT_WIDTH_IN,
         1 - 0.08 / HEIGHT_IN,
-        f"{what}, per step — {hardware_label(context)}",
+        context.t(
+            f"{what}, per step — {hardware_label(context)}",
+            f"{what}（ステップごと）— {hardware_label(context)}",
+        ),
         fontsize=10.5,
         va="top",
     )
     top_legend(fig, HEIGHT_IN, ncols=3, handlelength=2.2)
     ax.set_xlabel("ProfilerStep", fontsize=TICK_PT)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole numbers
-    ax.set_ylabel(f"duration ({unit}), axis not from 0", fontsize=TICK_PT)
+    ax.set_ylabel(
+        context.t(f"duration ({unit}), axis not from 0", f"所要時間（{unit}）、軸は 0 からでない"),
+        fontsize=TICK_PT,
+    )
     ax.tick_params(labelsize=TICK_PT)
     ax.set_xlim(steps[0] - 0.5, steps[-1] + 0.5)
     ax.spines[["top", "right"]].set_visible(False)

@@ -66,9 +66,13 @@ def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
     ax.axhline(median / scale, color=MEDIAN_COLOR, ls="--", lw=1, zorder=3)
     # The widest bar's label: above its top, or, off scale, above the axis's top where it is cut.
     ha = "left" if widest == 0 and len(x) > 3 else "right" if widest == len(x) - 1 else "center"
-    label = f"widest: {format_duration_ns(dur[widest])}"
+    widest_ns = format_duration_ns(dur[widest])
+    label = context.t(f"widest: {widest_ns}", f"最長: {widest_ns}")
     if off_scale:
-        text = f"#{steps[widest]}: {format_duration_ns(dur[widest])}, off scale"
+        text = context.t(
+            f"#{steps[widest]}: {widest_ns}, off scale",
+            f"#{steps[widest]}: {widest_ns}（軸の範囲外）",
+        )
         on_right = widest < len(x) / 2  # the label goes on the side with more room
         label = f"← {text}" if on_right else f"{text} →"
         # Two white slashes across the bar: the axis is broken there.
@@ -106,15 +110,19 @@ def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
     ax.set_xticks(x, [f"#{s}" for s in steps], fontsize=8 if len(steps) > 10 else 9)
     ax.tick_params(axis="y", labelsize=9)
     ax.set_xlabel("ProfilerStep", fontsize=9)
-    ax.set_ylabel(f"step width ({unit})", fontsize=9)
+    ax.set_ylabel(context.t(f"step width ({unit})", f"ステップの幅（{unit}）"), fontsize=9)
     ax.set_xlim(-0.6, len(x) - 0.4)
     ax.set_ylim(0, y_top)
     ax.spines[["top", "right"]].set_visible(False)
     fig.text(
         0.1 / CONTENT_WIDTH_IN,
         1 - 0.08 / HEIGHT_IN,
-        f"{plain_text(context.step_title)} — {plain_text(context.variant)}: "
-        f"width of each profiled step on {hardware_label(context)}",
+        context.t(
+            f"{plain_text(context.step_title)} — {plain_text(context.variant)}: "
+            f"width of each profiled step on {hardware_label(context)}",
+            f"{plain_text(context.step_title)} — {plain_text(context.variant)}: "
+            f"{hardware_label(context)} でのプロファイル対象ステップごとの幅",
+        ),
         fontsize=10.5,
         va="top",
     )
@@ -122,15 +130,20 @@ def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
         fig,
         HEIGHT_IN,
         handles=[
-            Patch(color=DELAY_COLOR, label="label start → first aten:: operator"),
-            Patch(color=REST_COLOR, label="rest of the step"),
+            Patch(
+                color=DELAY_COLOR,
+                label=context.t(
+                    "label start → first aten:: operator", "ラベルの開始 → 最初の aten:: 演算子"
+                ),
+            ),
+            Patch(color=REST_COLOR, label=context.t("rest of the step", "ステップの残り")),
             Line2D(
                 [],
                 [],
                 color=MEDIAN_COLOR,
                 ls="--",
                 lw=1,
-                label=f"median step {format_duration_ns(median)}",
+                label=context.t("median step ", "ステップの中央値 ") + format_duration_ns(median),
             ),
         ],
         ncols=3,

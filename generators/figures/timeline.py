@@ -49,7 +49,6 @@ MIN_LABEL_PT = 0.5  # bars narrower than this are not named outside
 DENSE_LANE = 60  # a lane with more slices than this gets a summary line
 SUMMARY_NAMES = 4
 LAUNCH_COLOR = "#D55E00"
-LAUNCH_LABEL = "launch → GPU work"
 # Legend spacing, in font sizes (matplotlib's units), used both to draw it and to measure it.
 LEGEND_HANDLE, LEGEND_TEXTPAD, LEGEND_COLSPACE = 1.4, 0.8, 1.2
 LEGEND_ROW_IN = 0.19
@@ -82,6 +81,7 @@ class _Label:
 @dataclass
 class _Lane:
     name: str
+    lang: str = "en"
     bars: list[_Bar] = field(default_factory=list)
     labels: list[_Label] = field(default_factory=list)
     busy: dict[int, list[tuple[float, float]]] = field(default_factory=lambda: defaultdict(list))
@@ -109,6 +109,15 @@ def _is_gpu(lane: str) -> bool:
     return not lane.startswith("CPU")
 
 
+def lane_label(lane: str, context: FigureContext) -> str:
+    """A lane's name in the figure's language: 'CPU thread 2153' / 'CPU スレッド 2153',
+    'GPU 0 stream 7' / 'GPU 0 ストリーム 7' (the data CSV keeps the query's names)."""
+    if context.lang == "en":
+        return lane
+    words = {"thread": "スレッド", "stream": "ストリーム"}
+    return " ".join(words.get(word, word) for word in lane.split(" "))
+
+
 def _place_labels(lane: _Lane, span: float, per_pt: float, budget: int) -> list[_Bar]:
     """Place a label for as many bars as fit; returns the bars left unnamed."""
     pad = PAD_PT * per_pt
@@ -117,7 +126,9 @@ def _place_labels(lane: _Lane, span: float, per_pt: float, budget: int) -> list[
     outside: list[_Bar] = []
     for bar in lane.bars:
         fits = [
-            t for t in bar.texts if text_width_pt(t, LABEL_PT) * per_pt + 2 * pad <= bar.x1 - bar.x0
+            t
+            for t in bar.texts
+            if text_width_pt(t, LABEL_PT, lane.lang) * per_pt + 2 * pad <= bar.x1 - bar.x0
         ]
         if fits:
             lane.labels.append(_Label(fits[0], (bar.x0 + bar.x1) / 2, bar.depth, bar, "inside"))
@@ -143,14 +154,14 @@ def _place_outside(
 ) -> bool:
     centre = (bar.x0 + bar.x1) / 2
     for text in bar.texts:  # beside the bar, in its own row: right, then left
-        width = text_width_pt(text, LABEL_PT) * per_pt
+        width = text_width_pt(text, LABEL_PT, lane.lang) * per_pt
         for a in (bar.x1 + pad, bar.x0 - pad - width):
             if a >= 0 and a + width <= span and lane.free(bar.depth, a - pad, a + width + pad):
                 lane.busy[bar.depth].append((a - pad, a + width + pad))
                 lane.labels.append(_Label(text, a, bar.depth, bar, "beside"))
                 return True
     for text in bar.texts:  # in a free row below, joined to the bar by a leader line
-        width = text_width_pt(text, LABEL_PT) * per_pt
+        width = text_width_pt(text, LABEL_PT, lane.lang) * per_pt
         want = min(max(centre - 3 * pad, 0.0), span - width - 2 * pad)
         reach = MAX_LEADER_PT * per_pt
         for depth in range(bar.depth + 1, last_row + 1):
@@ -198,7 +209,7 @@ def _longest_gap(spans: list[tuple[float, float]]) -> tuple[float, float] | None
     return best
 
 
-def _summary(lane: _Lane, width_pt: float) -> str:
+def _summary(lane: _Lane, width_pt: float, context: FigureContext) -> str:
     """The lane's busiest depth, its names ranked by total time, cut to fit ``width_pt``."""
     counts: dict[int, int] = defaultdict(int)
     for bar in lane.bars:
@@ -210,11 +221,15 @@ def _summary(lane: _Lane, width_pt: float) -> str:
             totals[display_name(bar.row)][0] += 1
             totals[display_name(bar.row)][1] += bar.dur_ns
     ranked = sorted(totals.items(), key=lambda kv: (-kv[1][1], kv[0]))
-    head = f"{lane.name}, depth {depth} ({counts[depth]} slices), most time in: "
+    label = lane_label(lane.name, context)
+    head = context.t(
+        f"{label}, depth {depth} ({counts[depth]} slices), most time in: ",
+        f"{label}、深さ {depth}（スライス {counts[depth]} 個）、時間の長い順: ",
+    )
     parts = [f"{name} ×{n:.0f} = {format_duration_ns(t)}" for name, (n, t) in ranked]
     for keep in range(min(SUMMARY_NAMES, len(parts)), 0, -1):
         text = head + ", ".join(parts[:keep])
-        if text_width_pt(text, LABEL_PT) <= width_pt:
+        if text_width_pt(text, LABEL_PT, context.lang) <= width_pt:
             return text
     return head + parts[0]
 
@@ -243,13 +258,17 @@ def draw(
     end_ns = max(float(r["start_ns"]) + float(r["dur_ns"]) for r in rows)  # type: ignore[arg-type]
     scale, unit = (1e3, "µs") if end_ns < 5e6 else (1e6, "ms")
     span = end_ns / scale * 1.02
-    left_in = max(text_width_pt(str(r["lane"]), TICK_PT) for r in rows) / 72 + 0.2
+    lang = context.lang
+    left_in = (
+        max(text_width_pt(lane_label(str(r["lane"]), context), TICK_PT, lang) for r in rows) / 72
+        + 0.2
+    )
     axes_w_in = CONTENT_WIDTH_IN - left_in - RIGHT_IN
     per_pt = span / (axes_w_in * 72)  # data units per point
 
     lanes: dict[str, _Lane] = {}
     for name in sorted({str(r["lane"]) for r in rows}, key=lambda lane: (_is_gpu(lane), lane)):
-        lanes[name] = _Lane(name)
+        lanes[name] = _Lane(name, lang)
     for row in sorted(rows, key=lambda r: (r["start_ns"], r["depth"], r["id"])):  # type: ignore[arg-type, return-value]
         x0 = float(row["start_ns"]) / scale  # type: ignore[arg-type]
         x1 = x0 + float(row["dur_ns"]) / scale  # type: ignore[arg-type]
@@ -271,22 +290,29 @@ def draw(
         y += lane.rows
     total_rows = y
     summaries = [
-        _summary(lane, CONTENT_WIDTH_IN * 72 - 20)
+        _summary(lane, CONTENT_WIDTH_IN * 72 - 20, context)
         for lane in lanes.values()
         if len(lane.bars) > DENSE_LANE
     ]
     if title is None:
-        title = (
-            f"{plain_text(context.step_title)} — {plain_text(context.variant)}: "
-            f"one profiled step on {hardware_label(context)}"
+        where = f"{plain_text(context.step_title)} — {plain_text(context.variant)}"
+        title = context.t(
+            f"{where}: one profiled step on {hardware_label(context)}",
+            f"{where}: {hardware_label(context)} でのプロファイル対象ステップ 1 つ",
         )
     if notes is None:
         notes = []
         if step_row is not None:
             took = format_duration_ns(float(step_row["dur_ns"]))  # type: ignore[arg-type]
-            notes.append(f"{step_row['name']} took {took}")
-        notes.append(f"{len(rows)} slices")
-    subtitle_lines = _wrap([*notes, unnamed_note(unnamed)], CONTENT_WIDTH_IN * 72 - 14)
+            notes.append(
+                context.t(
+                    f"{step_row['name']} took {took}", f"{step_row['name']} の所要時間 {took}"
+                )
+            )
+        notes.append(context.t(f"{len(rows)} slices", f"スライス {len(rows)} 個"))
+    subtitle_lines = _wrap(
+        [*notes, unnamed_note(unnamed, context)], CONTENT_WIDTH_IN * 72 - 14, context
+    )
     top_in, bottom_in = 0.45 + 0.17 * len(subtitle_lines), 0.55
     ids = {int(r["id"]) for r in rows}  # type: ignore[call-overload]
     has_launches = any(
@@ -294,9 +320,10 @@ def draw(
         for r in rows
     )
     legend_labels = sorted({str(r["category"]) for r in rows})
+    launch_label = context.t("launch → GPU work", "起動 → GPU の処理")
     if has_launches:
-        legend_labels.append(LAUNCH_LABEL)
-    legend_cols, legend_rows = _legend_shape(legend_labels, CONTENT_WIDTH_IN * 72 - 40)
+        legend_labels.append(launch_label)
+    legend_cols, legend_rows = _legend_shape(legend_labels, CONTENT_WIDTH_IN * 72 - 40, lang)
     legend_in = 0.32 + LEGEND_ROW_IN * (legend_rows - 1)
     summary_in = 0.2 * len(summaries)
     axes_h_in = (total_rows + 0.6) * ROW_IN
@@ -371,7 +398,8 @@ def draw(
             ax.text(
                 (gap[0] + gap[1]) / 2,
                 y - 0.12,
-                f"GPU idle {format_duration_ns((gap[1] - gap[0]) * scale)}",
+                context.t("GPU idle ", "GPU アイドル ")
+                + format_duration_ns((gap[1] - gap[0]) * scale),
                 ha="center",
                 va="bottom",
                 fontsize=LABEL_PT,
@@ -381,13 +409,16 @@ def draw(
 
     ax.set_yticks(
         [offsets[name] for name in lanes],
-        [plain_text(name) for name in lanes],
+        [plain_text(lane_label(name, context)) for name in lanes],
         fontsize=TICK_PT,
     )
     ax.tick_params(axis="x", labelsize=TICK_PT)
     ax.set_ylim(total_rows - 0.35, -0.55)
     ax.set_xlim(0, span)
-    ax.set_xlabel(f"time since the step started ({unit})", fontsize=TICK_PT)
+    ax.set_xlabel(
+        context.t(f"time since the step started ({unit})", f"ステップ開始からの時間（{unit}）"),
+        fontsize=TICK_PT,
+    )
     ax.spines[["top", "right"]].set_visible(False)
 
     fig.text(0.1 / CONTENT_WIDTH_IN, 1 - 0.08 / height_in, title, fontsize=TITLE_PT, va="top")
@@ -411,7 +442,7 @@ def draw(
 
     handles: list[Patch | Line2D] = [
         Line2D([], [], color=LAUNCH_COLOR, lw=1, label=label)
-        if label == LAUNCH_LABEL
+        if label == launch_label
         else Patch(color=CATEGORY_COLORS.get(label, OTHER_COLOR), label=label)
         for label in legend_labels
     ]
@@ -430,14 +461,14 @@ def draw(
     return fig
 
 
-def _legend_shape(labels: list[str], width_pt: float) -> tuple[int, int]:
+def _legend_shape(labels: list[str], width_pt: float, lang: str) -> tuple[int, int]:
     """(columns, rows) of the legend with the fewest rows that fits ``width_pt``: entries wrap
     onto more rows, evenly, instead of running off the figure's edge.
 
     matplotlib fills a legend's columns top to bottom, each column as wide as its widest entry.
     """
     entry = [
-        text_width_pt(label, LABEL_PT) + (LEGEND_HANDLE + LEGEND_TEXTPAD) * LABEL_PT
+        text_width_pt(label, LABEL_PT, lang) + (LEGEND_HANDLE + LEGEND_TEXTPAD) * LABEL_PT
         for label in labels
     ]
     for rows in range(1, len(labels) + 1):
@@ -452,25 +483,32 @@ def _legend_shape(labels: list[str], width_pt: float) -> tuple[int, int]:
     return 1, len(labels)
 
 
-def _wrap(parts: list[str], width_pt: float) -> list[str]:
-    """Join ``parts`` with '; ' into lines at most ``width_pt`` wide, breaking between parts."""
+def _wrap(parts: list[str], width_pt: float, context: FigureContext) -> list[str]:
+    """Join ``parts`` with '; ' ('、') into lines at most ``width_pt`` wide, breaking between
+    parts."""
+    mark = context.t(";", "、")
+    space = context.t(" ", "")
     lines: list[str] = []
     for part in parts:
-        if lines and text_width_pt(f"{lines[-1]}; {part}", SUBTITLE_PT) <= width_pt:
-            lines[-1] = f"{lines[-1]}; {part}"
+        joined = f"{lines[-1]}{mark}{space}{part}" if lines else part
+        if lines and text_width_pt(joined, SUBTITLE_PT, context.lang) <= width_pt:
+            lines[-1] = joined
         else:
             if lines:
-                lines[-1] += ";"
+                lines[-1] += mark
             lines.append(part)
     return lines
 
 
-def unnamed_note(unnamed: list[_Bar]) -> str:
+def unnamed_note(unnamed: list[_Bar], context: FigureContext) -> str:
     """What the subtitle says about the slices left without a label."""
     if not unnamed:
-        return "each is named in, beside or under its bar"
-    longest = max(b.dur_ns for b in unnamed)
-    return (
-        f"{len(unnamed)} unnamed here (each ≤ {format_duration_ns(longest)}), "
-        "all listed in the data CSV"
+        return context.t(
+            "each is named in, beside or under its bar",
+            "どのスライスも名前をバーの中・横・下に表示",
+        )
+    n, longest = len(unnamed), format_duration_ns(max(b.dur_ns for b in unnamed))
+    return context.t(
+        f"{n} unnamed here (each ≤ {longest}), all listed in the data CSV",
+        f"ここで名前のないもの {n} 個（各 ≤ {longest}）、すべてデータ CSV に記載",
     )

@@ -29,6 +29,8 @@ PHASE_COLORS = {
     "zero_grad": "#F0E442",
     "log_loss": "#D55E00",
 }
+#: The query's phase for events outside every labelled phase.
+BETWEEN = "between phases"
 LINE_COLOR = "#222222"
 HEIGHT_IN = 3.6
 
@@ -70,8 +72,11 @@ def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
     )
     peak = max(range(len(alloc)), key=alloc.__getitem__)
     ax.plot([t[peak] / t_scale], [alloc[peak] / b_scale], "o", color=LINE_COLOR, ms=4)
+    peak_bytes, peak_phase = format_bytes(alloc[peak]), plain_text(str(rows[peak]["phase"]))
+    if peak_phase == BETWEEN:
+        peak_phase = context.t(BETWEEN, "フェーズの間")
     ax.annotate(
-        f"peak {format_bytes(alloc[peak])} ({plain_text(str(rows[peak]['phase']))})",
+        context.t(f"peak {peak_bytes} ({peak_phase})", f"ピーク {peak_bytes}（{peak_phase}）"),
         xy=(t[peak] / t_scale, alloc[peak] / b_scale),
         xytext=(6, -2),
         textcoords="offset points",
@@ -85,7 +90,7 @@ def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
     for step, x in firsts.items():
         ax.axvline(x / t_scale, color="#666666", lw=0.6, ls=":")
         ax.annotate(
-            f"step #{step}",
+            context.t(f"step #{step}", f"ステップ #{step}"),
             xy=(x / t_scale, 1.0),
             xycoords=("data", "axes fraction"),
             xytext=(2, -2),
@@ -95,8 +100,14 @@ def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
         )
     ax.set_xlim(0, max(t) / t_scale * 1.01)
     ax.set_ylim(0, max(alloc) / b_scale * 1.15)
-    ax.set_xlabel(f"time from the first profiled step's start ({t_unit})", fontsize=9)
-    ax.set_ylabel(f"allocated ({b_unit})", fontsize=9)
+    ax.set_xlabel(
+        context.t(
+            f"time from the first profiled step's start ({t_unit})",
+            f"最初のプロファイル対象ステップの開始からの時間（{t_unit}）",
+        ),
+        fontsize=9,
+    )
+    ax.set_ylabel(context.t(f"allocated ({b_unit})", f"確保量（{b_unit}）"), fontsize=9)
     ax.tick_params(labelsize=9)
     ax.spines[["top", "right"]].set_visible(False)
     device = "GPU" if context.device == "cuda" else "CPU"
@@ -105,8 +116,12 @@ def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
         1 - 0.08 / HEIGHT_IN,
         # The hardware is named under the figure and in the page's provenance box; here it
         # would not fit the figure's width.
-        f"{plain_text(context.step_title)} — {plain_text(context.variant)}: {device} memory "
-        f"allocated ({len(rows)} allocator events)",
+        context.t(
+            f"{plain_text(context.step_title)} — {plain_text(context.variant)}: {device} memory "
+            f"allocated ({len(rows)} allocator events)",
+            f"{plain_text(context.step_title)} — {plain_text(context.variant)}: {device} メモリの"
+            f"確保量（アロケータのイベント {len(rows)} 件）",
+        ),
         fontsize=10,
         va="top",
     )

@@ -23,14 +23,21 @@ from generators.units import format_duration_ns
 
 REST_COLOR = "#DDDDDD"
 HEIGHT_IN = 2.9
+#: The query's name for the time outside every phase (the phases' own names are labels).
+REST = "rest of the step"
+
+
+def _phase(name: str, context: FigureContext) -> str:
+    """A phase's legend entry: the record_function label as it is, the rest in words."""
+    return context.t(REST, "ステップの残り") if name == REST else plain_text(name)
 
 
 def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
     if not rows:
         raise ValueError(f"{context.step}/{context.variant}: no phases")
-    bars: list[tuple[str, str]] = [("CPU thread", "cpu_ns")]
+    bars: list[tuple[str, str]] = [(context.t("CPU thread", "CPU スレッド"), "cpu_ns")]
     if any(r.get("gpu_ns") not in (None, "") for r in rows):
-        bars.append(("GPU (work launched)", "gpu_ns"))
+        bars.append((context.t("GPU (work launched)", "GPU（起動した処理）"), "gpu_ns"))
     totals = {col: sum(float(r[col] or 0) for r in rows) for _, col in bars}  # type: ignore[arg-type]
     scale, unit = (1e6, "ms") if max(totals.values()) >= 2e6 else (1e3, "µs")
 
@@ -69,21 +76,30 @@ def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
         )
     ax.set_yticks(range(len(bars)), [label for label, _ in reversed(bars)], fontsize=9)
     ax.set_xlim(0, max(totals.values()) / scale * 1.15)
-    ax.set_xlabel(f"time per training step ({unit})", fontsize=9)
+    ax.set_xlabel(
+        context.t(f"time per training step ({unit})", f"学習ステップ 1 回あたりの時間（{unit}）"),
+        fontsize=9,
+    )
     ax.tick_params(axis="x", labelsize=9)
     ax.spines[["top", "right"]].set_visible(False)
     fig.text(
         0.1 / CONTENT_WIDTH_IN,
         1 - 0.08 / HEIGHT_IN,
-        f"{plain_text(context.step_title)} — {plain_text(context.variant)}: one step, phase by "
-        f"phase, on {hardware_label(context)}",
+        context.t(
+            f"{plain_text(context.step_title)} — {plain_text(context.variant)}: one step, phase "
+            f"by phase, on {hardware_label(context)}",
+            f"{plain_text(context.step_title)} — {plain_text(context.variant)}: "
+            f"{hardware_label(context)} での 1 ステップのフェーズ別内訳",
+        ),
         fontsize=10,
         va="top",
     )
     top_legend(
         fig,
         HEIGHT_IN,
-        handles=[Patch(color=PHASE_COLORS.get(p, REST_COLOR), label=p) for p in seen],
+        handles=[
+            Patch(color=PHASE_COLORS.get(p, REST_COLOR), label=_phase(p, context)) for p in seen
+        ],
         ncols=min(len(seen), 4),
     )
     return fig
