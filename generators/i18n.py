@@ -7,6 +7,12 @@ names the languages and the files that differ per language.
 
 from __future__ import annotations
 
+import argparse
+import hashlib
+import re
+import sys
+from pathlib import Path
+
 #: What a table shows when its query found nothing, in each language.
 NO_ROWS = {
     "en": "The query found no rows in this trace.",
@@ -25,3 +31,121 @@ def figure_file(svg_name: str, lang: str) -> str:
         return svg_name
     stem = svg_name.removesuffix(".svg")
     return f"{stem}.{lang}.svg"
+
+
+# -- translated pages ----------------------------------------------------------------------------
+# Each page of the Japanese edition (docs-ja/<path>) names the English page it translates and the
+# revision of that page it was translated from, in its front matter:
+#
+#     ---
+#     translation_of: part-1/01-first-trace.md
+#     translated_from: <git blob id of docs/part-1/01-first-trace.md when it was translated>
+#     ---
+#
+# A test fails when the English page has changed since; `python -m generators.i18n status`
+# lists such pages with the command that shows what to translate, and `stamp` records a page as
+# translated from the English page as it is now.
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+ENGLISH_DOCS = REPO_ROOT / "docs"
+JAPANESE_DOCS = REPO_ROOT / "docs-ja"
+#: Pages only the Japanese edition has (the translation's own conventions).
+JAPANESE_ONLY = ("terms.md",)
+_FRONT_MATTER = re.compile(r"\A---\n(?P<body>.*?)\n---\n", re.S)
+
+
+class TranslationError(ValueError):
+    """A translated page whose front matter is missing or names no English page."""
+
+
+def blob_id(data: bytes) -> str:
+    """Git's object id of a file with these bytes (what `git hash-object FILE` prints)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def front_matter(text: str) -> dict[str, str]:
+    match = _FRONT_MATTER.match(text)
+    if not match:
+        return {}
+    fields = {}
+    for line in match["body"].splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            fields[key.strip()] = value.strip()
+    return fields
+
+
+def translated_pages() -> list[Path]:
+    """Every page of the Japanese edition that translates an English one."""
+    return sorted(
+        p
+        for p in JAPANESE_DOCS.rglob("*.md")
+        if "includes" not in p.relative_to(JAPANESE_DOCS).parts
+        and p.relative_to(JAPANESE_DOCS).as_posix() not in JAPANESE_ONLY
+    )
+
+
+def source_of(page: Path) -> tuple[Path, str | None]:
+    """The English page a Japanese page translates, and the revision it was translated from."""
+    fields = front_matter(page.read_text(encoding="utf-8"))
+    rel = page.relative_to(JAPANESE_DOCS).as_posix()
+    if fields.get("translation_of") != rel:
+        raise TranslationError(
+            f"docs-ja/{rel}: its front matter must start with 'translation_of: {rel}'"
+        )
+    return ENGLISH_DOCS / rel, fields.get("translated_from")
+
+
+def stale(page: Path) -> str | None:
+    """Why a Japanese page is out of step with its English page (None: it is not)."""
+    english, revision = source_of(page)
+    rel = page.relative_to(JAPANESE_DOCS).as_posix()
+    if not english.exists():
+        return f"docs-ja/{rel} translates docs/{rel}, which no longer exists"
+    current = blob_id(english.read_bytes())
+    if revision == current:
+        return None
+    if not revision:
+        return f"docs-ja/{rel} records no 'translated_from' revision: translate, then stamp it"
+    return (
+        f"docs/{rel} has changed since docs-ja/{rel} was translated: "
+        f"`git diff {revision[:12]} {current[:12]}` shows what to translate; then "
+        f"`python -m generators.i18n stamp docs-ja/{rel}`"
+    )
+
+
+def stamp(page: Path) -> None:
+    """Record ``page`` as translated from its English page as it is now."""
+    text = page.read_text(encoding="utf-8")
+    english, _ = source_of(page)
+    rel = page.relative_to(JAPANESE_DOCS).as_posix()
+    header = f"---\ntranslation_of: {rel}\ntranslated_from: {blob_id(english.read_bytes())}\n---\n"
+    body = _FRONT_MATTER.sub("", text, count=1)
+    page.write_text(header + body, encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m generators.i18n", description="The Japanese edition's translation records."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("status", help="list Japanese pages whose English page changed since")
+    stamp_cmd = sub.add_parser("stamp", help="record pages as translated from today's English")
+    stamp_cmd.add_argument("pages", nargs="+", type=Path)
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "stamp":
+            for page in args.pages:
+                stamp(page.resolve())
+                print(f"stamped {page}")
+            return 0
+        problems = [reason for page in translated_pages() if (reason := stale(page))]
+    except TranslationError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print("\n".join(problems) or "every Japanese page is up to date with its English page")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
