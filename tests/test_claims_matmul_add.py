@@ -145,11 +145,11 @@ def test_cpu_sizes_are_capped() -> None:
 
 
 def test_large_label_wider_than_small() -> None:
-    """'The large variant's label is wider than the small one's' (the CPU tab; the CUDA one too)."""
-    for read in (values, lambda step, variant: _cpu_values(variant)):
-        small = read(STEP, "small_cold")["matmul_add_overhead"]["label_median_ns"]
-        large = read(STEP, "large_cold")["matmul_add_overhead"]["label_median_ns"]
-        assert large > small
+    """'The large variant's label is wider than the small one's' (the CPU tab only: the CUDA tab
+    makes no claim about the labels' widths)."""
+    small = _cpu_values("small_cold")["matmul_add_overhead"]["label_median_ns"]
+    large = _cpu_values("large_cold")["matmul_add_overhead"]["label_median_ns"]
+    assert large > small
 
 
 def test_small_and_large_differ_in_dtype_too() -> None:
@@ -185,13 +185,13 @@ def test_gpu_columns_blank_on_a_cpu_capture() -> None:
 @needs_cuda(STEP, "large_cold")
 def test_small_gpu_step_is_overhead_bound() -> None:
     """'The small step is overhead-bound: its GPU is busy for only a small share of the step';
-    'The large step keeps the GPU busy for most of the step'; 'the GEMM's CPU self time barely
-    changes with the size'; the work shows up as Self CUDA."""
+    'The large step keeps the GPU busy for most of the step'; 'the GEMM's CPU self time does not
+    grow with the size' (within run-to-run noise); the work shows up as Self CUDA."""
     small = _cuda_values("small_cold")["matmul_add_overhead"]
     large = _cuda_values("large_cold")["matmul_add_overhead"]
     assert small["gpu_busy_pct"] < 10
     assert large["gpu_busy_pct"] > 50
-    assert large["gemm_self_ns"] / small["gemm_self_ns"] < 2
+    assert large["gemm_self_ns"] < 1.1 * small["gemm_self_ns"]
 
 
 @needs_cuda(STEP, "variance")
@@ -384,9 +384,9 @@ def test_label_gaps_agree_with_steps_table() -> None:
 @pytest.mark.parametrize("variant", ["small_cold", "small_warm"])
 def test_first_step_extra_time_is_label_self_time(variant: str) -> None:
     """'Together the label's self time and aten::mm's own time hold most of the first step's extra
-    width'; in a CUDA capture 'its own time in the first step is several times that of the later
-    steps'; on a CPU 'the extra time sits almost entirely in the label's self time'; 'the label's
-    self time is several times that of the later steps, and its longest stretch without an
+    width'; in a CUDA capture 'its own time in the first step is more than twice that of any later
+    step'; on a CPU 'the extra time sits almost entirely in the label's self time'; 'the label's
+    self time is more than twice that of any later step, and its longest stretch without an
     operator is longer than any later step's'. In the warm run too: 'the first active step is
     still the widest, with the most self time and the longest delay to its first operator'."""
     rows = table(STEP, variant, "matmul_add_label_gaps")
@@ -399,7 +399,7 @@ def test_first_step_extra_time_is_label_self_time(variant: str) -> None:
     assert extra_width > 0
     assert extra_self + extra_gemm > extra_width / 2
     if shown_device(STEP, variant) == "cuda":
-        assert gemm[0] > 3 * max(gemm[1:])
+        assert gemm[0] > 2 * max(gemm[1:])
     else:
         assert extra_self > 0.8 * extra_width
     assert first["label_self_ns"] > 2 * max(r["label_self_ns"] for r in later)
@@ -495,8 +495,10 @@ def test_compiled_sizes_match_eager() -> None:
 def test_compiled_step_slower_and_why() -> None:
     """'not in this capture, although the GPU does less': one kernel fewer per step, less kernel
     time; 'the GEMM call is still one library call with about the same self time'; the rows
-    compiling adds; 'the compiled step spends more of its time on the CPU than the GPU needs for
-    its kernel, so the GPU waits, its busy share drops, and the label is wider'."""
+    compiling adds; 'Eager mode's CPU got through its steps in less time than the GPU needed for
+    their kernels, so the GPU ran behind it and stayed busy for most of the steps. The compiled
+    steps take longer on the CPU than their kernels take on the GPU, so the GPU waits, its busy
+    share drops, and the label is wider'."""
     eager, compiled = _cuda_values("large_cold"), _cuda_values("compiled")
     eo, co = eager["matmul_add_overhead"], compiled["matmul_add_overhead"]
     assert co["label_median_ns"] > eo["label_median_ns"]
@@ -509,8 +511,9 @@ def test_compiled_step_slower_and_why() -> None:
     assert 0.75 < ratio < 1.33
     assert e["bias_ns_per_step"] > 0 and c["bias_ns_per_step"] is None
     assert e["compile_rows_self_ns_per_step"] == 0 < c["compile_rows_self_ns_per_step"]
+    assert eo["steps_total_ns"] < eo["kernel_time_ns"]
+    assert co["steps_total_ns"] > co["kernel_time_ns"]
     assert eo["gpu_busy_pct"] > 50 > co["gpu_busy_pct"]
-    assert co["label_median_ns"] > co["kernel_time_ns"] / c["steps"]
 
 
 def test_compiled_gpu_columns_blank_on_a_cpu_capture() -> None:
@@ -818,13 +821,52 @@ def test_variance_spread_far_below_the_reference() -> None:
 
 
 def test_bias2d_variant_registered_for_cuda() -> None:
-    """'The compiled_bias2d variant runs our code with a matrix bias (--bias2d)'; until it is
-    captured the page says it needs a CUDA capture."""
+    """'The compiled_bias2d variant runs our code with a matrix bias (--bias2d)'."""
     from generators.steps import get_step
 
     variant = get_step(STEP).variant("compiled_bias2d")
     assert variant.needs_cuda and "--bias2d" in variant.args_for("cuda")
     assert "--compile" in variant.args_for("cuda")
+
+
+@needs_cuda(STEP, "compiled_bias2d")
+@needs_cuda(STEP, "large_cold")
+def test_bias2d_copies_the_matrix_then_accumulates_onto_it() -> None:
+    """'With a matrix bias the copy is back, one per step ...: a cudaMemcpyAsync inside
+    aten::addmm (there is no aten::copy_ row ...) starts a Memcpy DtoD of the whole bias matrix,
+    and the GEMM kernel runs after it. That kernel has no bias in its name. It differs from eager
+    mode's GEMM kernel in one part only, badd where eager's has bz'."""
+    from generators.tp import open_trace
+    from generators.trace_json import load_events
+
+    c = _cuda_values("compiled_bias2d")["matmul_add_compiled"]
+    settings = _cuda_values("compiled_bias2d")["matmul_add_settings"]
+    eager = _cuda_values("large_cold")["matmul_add_compiled"]
+    steps = c["steps"]
+    assert c["memcpy_calls"] == c["dtod_copies"] == steps
+    assert c["copy_calls"] == 0 and c["addmm_calls"] == steps
+    assert "_bias_" not in c["gemm_kernel"]
+    assert "_bz_" in eager["gemm_kernel"]
+    assert c["gemm_kernel"] == eager["gemm_kernel"].replace("_bz_", "_badd_")
+    sql = (
+        "INCLUDE PERFETTO MODULE guide.launch; "
+        "SELECT st.id AS step, c.op_name, c.leaf_name, c.gpu_name, c.gpu_category "
+        "FROM guide_launch_chain AS c JOIN guide_kineto_profiler_step AS st "
+        "ON c.ts >= st.ts AND c.ts < st.ts + st.dur WHERE c.gpu_id IS NOT NULL ORDER BY c.gpu_ts"
+    )
+    path = variant_dir(STEP, "compiled_bias2d", cpu_ok=False) / "trace.json.gz"
+    with open_trace(path) as tp:
+        rows = list(tp.query(sql))
+    copies = [r for r in rows if r.gpu_category == "gpu_memcpy"]
+    assert len(copies) == steps and len({r.step for r in copies}) == steps
+    for copy in copies:
+        assert copy.gpu_name.startswith("Memcpy DtoD")
+        assert (copy.op_name, copy.leaf_name) == ("aten::addmm", "cudaMemcpyAsync")
+        later = [r for r in rows[rows.index(copy) + 1 :] if r.step == copy.step]
+        assert [r.gpu_name for r in later if r.gpu_category == "kernel"] == [c["gemm_kernel"]]
+    element = {"bf16": 2, "fp16": 2, "fp32": 4}[settings["dtype"]]
+    copied = [e["args"]["bytes"] for e in load_events(path) if e.get("cat") == "gpu_memcpy"]
+    assert copied == [settings["size"] ** 2 * element] * steps
 
 
 @pytest.mark.parametrize("device", ["cuda", "cpu"])

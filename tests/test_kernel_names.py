@@ -188,6 +188,35 @@ def decode(name: str) -> dict[str, object]:
             dict(family=None, work="softmax", dtype="bf16", arch=None, tile=None),
         ),
         (
+            "void (anonymous namespace)::softmax_warp_backward<float, float, float, 9, false, "
+            "false>(float*, float const*, float const*, int, int, int, bool const*)",
+            # The backward pass of the same kernel: softmax work, fp32, no library named.
+            dict(family=None, work="softmax", dtype="fp32", arch=None, tile=None),
+        ),
+        (
+            "void at_cuda_detail::cub::detail::radix_sort::DeviceRadixSortOnesweepKernel<"
+            "at_cuda_detail::cub::detail::radix::policy_hub<long, at::cuda::cub::detail::"
+            "OpaqueType<8>, unsigned long long>::Policy1000, false, long, at::cuda::cub::detail::"
+            "OpaqueType<8>, unsigned long long, int, int>(int*, int*, unsigned long long*, long "
+            "const*, long*, at::cuda::cub::detail::OpaqueType<8> const*, at::cuda::cub::detail::"
+            "OpaqueType<8>*, int, int, int)",
+            # CUB, built into PyTorch's own namespace: the namespace names the algorithm.
+            dict(family="CUB", work="sort", dtype=None, arch=None, tile=None),
+        ),
+        (
+            "void at_cuda_detail::cub::detail::scan::DeviceScanInitKernel<at_cuda_detail::cub::"
+            "ScanTileState<long, true> >(at_cuda_detail::cub::ScanTileState<long, true>, int)",
+            dict(family="CUB", work="scan", dtype=None, tile=None),
+        ),
+        (
+            "void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float, "
+            "__nv_bfloat16, false, false, false>(cublasLt::cublasSplitKParams<float>, float "
+            "const*, __nv_bfloat16 const*, __nv_bfloat16*, float const*, float const*, "
+            "__nv_bfloat16 const*, void*, long, float*, int*)",
+            # cublasLt:: is not cub::.
+            dict(family="cuBLASLt"),
+        ),
+        (
             "void at::native::(anonymous namespace)::cunn_SoftMaxForwardReg<float, float, float, "
             "at::native::(anonymous namespace)::SoftMaxForwardEpilogue, long, 4>(float*, "
             "float const*, long)",
@@ -258,7 +287,10 @@ CUDA_TRACES = sorted(
 
 #: Kernels of the H200 captures whose names say what they do but not which library they come
 #: from (no namespace or prefix names one): the family stays unexplained.
-NO_FAMILY_GLOBS = ("void (anonymous namespace)::softmax_warp_forward<*",)
+NO_FAMILY_GLOBS = (
+    "void (anonymous namespace)::softmax_warp_forward<*",
+    "void (anonymous namespace)::softmax_warp_backward<*",
+)
 
 
 def _kernel_names(trace: Path) -> set[str]:

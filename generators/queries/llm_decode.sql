@@ -111,7 +111,10 @@ WITH
     SELECT
       (SELECT AVG(bytes) FROM weights) AS weight_bytes,
       (SELECT AVG(bytes) FROM kv) AS kv_bytes,
-      (SELECT MAX(batch) FROM kv) AS batch,
+      -- Sequences per call: from the decodes' attention calls, else (a decode replayed as a
+      -- CUDA graph records no attention call) from the prefill's, which has the same batch.
+      COALESCE((SELECT MAX(batch) FROM kv), (SELECT MAX(batch) FROM guide_llm_attention_read))
+        AS batch,
       (SELECT AVG(cpu_ns) FROM turn) AS token_ns,
       (SELECT AVG(linear_ns) FROM weights) AS linear_ns,
       (SELECT AVG(kernel_ns) FROM turn) AS kernel_ns,

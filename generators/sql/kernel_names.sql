@@ -16,7 +16,11 @@
 
 -- Which library or code generator a kernel comes from, as a short label: 'cuBLAS', 'cuBLASLt',
 -- 'CUTLASS', 'cuDNN', 'hipBLASLt', 'Inductor (Triton)', 'Inductor (C++)', 'PyTorch ATen',
--- 'FlashAttention', 'Liger (Triton)'; NULL when the name matches none of the known patterns.
+-- 'FlashAttention', 'Liger (Triton)', 'CUB' (NVIDIA's CUB, `cub::`, which PyTorch builds into its
+-- own namespace, `at_cuda_detail::cub::`); NULL when the name matches none of the known patterns.
+-- A kernel in an anonymous namespace (`void (anonymous namespace)::softmax_warp_forward<...>`,
+-- `softmax_warp_backward<...>`) names no library, whoever built it: NULL, while the other
+-- functions still read its work and element type.
 CREATE PERFETTO FUNCTION guide_kernel_names_family(
   -- Kernel name as the trace records it.
   name STRING
@@ -35,6 +39,7 @@ SELECT CASE
     THEN 'cuBLAS'
   WHEN $name GLOB '*epilogue::impl::*' OR $name GLOB '*cublasLt::*' THEN 'cuBLASLt'
   WHEN $name GLOB 'Cijk_*' THEN 'hipBLASLt'
+  WHEN $name REGEXP '(^|[^A-Za-z_])cub::' THEN 'CUB'
   WHEN $name GLOB '*pytorch_flash::*' OR $name GLOB '*flash_fwd*' OR $name GLOB '*flash_bwd*'
     THEN 'FlashAttention'
   WHEN $name GLOB '*at::native::*' THEN 'PyTorch ATen'
@@ -44,7 +49,9 @@ END;
 -- What kind of work the name says the kernel does: 'GEMM', 'convolution', 'pointwise',
 -- 'reduction', 'persistent reduction', 'GEMM template' (Inductor's own Triton GEMM),
 -- 'fused loop (C++)', 'elementwise', 'normalization', 'softmax', 'attention' (FlashAttention,
--- cuDNN's `sdpa` kernels, CUTLASS `fmha`), 'gated GELU'; NULL otherwise.
+-- cuDNN's `sdpa` kernels, CUTLASS `fmha`), 'gated GELU', and for CUB's kernels the algorithm its
+-- namespace names: 'sort' (`radix_sort`), 'unique by key' (`unique_by_key`), 'scan' (`scan`, a
+-- prefix sum); NULL otherwise.
 CREATE PERFETTO FUNCTION guide_kernel_names_work(
   -- Kernel name as the trace records it.
   name STRING
@@ -58,6 +65,13 @@ SELECT CASE
   WHEN $name GLOB 'triton_tem_*' THEN 'GEMM template'
   WHEN $name REGEXP '(^|_)cpp_fused_' THEN 'fused loop (C++)'
   WHEN $name GLOB '_geglu_*' THEN 'gated GELU'
+  WHEN $name REGEXP '(^|[^A-Za-z_])cub::' THEN
+    CASE
+      WHEN $name GLOB '*cub::detail::radix_sort::*' THEN 'sort'
+      WHEN $name GLOB '*cub::detail::unique_by_key::*' THEN 'unique by key'
+      WHEN $name GLOB '*cub::detail::scan::*' THEN 'scan'
+      ELSE NULL
+    END
   WHEN $name GLOB '*flash_fwd*' OR $name GLOB '*flash_bwd*' OR $name GLOB '*_sdpa_*'
     OR $name GLOB 'fmha_*' THEN 'attention'
   WHEN $name GLOB '*fprop*' OR $name GLOB '*dgrad*' OR $name GLOB '*wgrad*'

@@ -375,8 +375,8 @@ WHERE name = 'aten::scaled_dot_product_attention';
 -- What a kernel of a forward does, from its name: the matrix products that read the weights
 -- (cuBLAS's GEMMs and the split-K reduce kernels that finish some of them), the attention
 -- library's kernels, or the small kernels between them (norms, rotary embedding, residual adds,
--- casts, cache updates), split by ATen's kernel families. NULL for a kernel the trace processor
--- dropped (no name).
+-- casts, cache updates), split by ATen's kernel families, or fused into kernels Inductor generated
+-- (a compiled forward). NULL for a kernel the trace processor dropped (no name).
 CREATE PERFETTO FUNCTION guide_llm_kernel_class(
   -- Kernel name, or NULL.
   name STRING
@@ -385,6 +385,10 @@ CREATE PERFETTO FUNCTION guide_llm_kernel_class(
 RETURNS STRING AS
 SELECT CASE
   WHEN $name IS NULL THEN NULL
+  -- Inductor's pointwise and reduction kernels name the operators they fuse, and one that fuses
+  -- the copies around an attention call names that call too: read the prefix first.
+  WHEN $name GLOB 'triton_poi_*' OR $name GLOB 'triton_red_*' OR $name GLOB 'triton_per_*'
+    THEN 'fused by Inductor (Triton)'
   WHEN $name GLOB 'nvjet_*' OR lower($name) GLOB '*gemm*' OR $name GLOB '*splitKreduce*'
     THEN 'GEMM'
   WHEN $name GLOB '*cudnn*' OR $name GLOB '*flash*' OR $name GLOB '*fmha*'
