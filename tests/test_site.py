@@ -17,6 +17,7 @@ import pytest
 
 from generators.derive import Rows, to_markdown
 from generators.figures import FigureContext, render_svg
+from generators.i18n import LANGUAGES, figure_file
 from generators.queries import load_query
 from generators.steps import STEPS
 from generators.store import CAPTURE_FILE, KEY_AVERAGES_FILE, MANIFEST_FILE
@@ -114,6 +115,13 @@ def _used_files(device: str) -> set[str]:
             continue
         base = f"{call.step}/{call.variant}"
         used |= {f"{base}/{name}" for name in hook.files_for(call)}
+        # Each edition shows its own drawing of a figure.
+        used |= {
+            f"{base}/{figure_file(name, lang)}"
+            for name in hook.files_for(call)
+            if name.endswith(".svg")
+            for lang in LANGUAGES
+        }
         # The capture record feeds the page's provenance box; the profiler's own table travels
         # with its trace (published beside it) even where a page does not print it.
         used |= {f"{base}/{CAPTURE_FILE}", f"{base}/{KEY_AVERAGES_FILE}"}
