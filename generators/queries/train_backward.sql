@@ -14,20 +14,27 @@ WITH
     FROM guide_train_gemm
   ),
   -- CPU time and operators of the two phases, and the CPU time of their GEMMs.
+  -- On a GPU trace also the GPU time of the work each phase launched (NULL on a CPU trace).
   phase AS (
     SELECT
       SUM(IIF(phase = 'forward', dur, 0)) AS fwd_ns,
       SUM(IIF(phase = 'backward', dur, 0)) AS bwd_ns,
       SUM(IIF(phase = 'forward', cpu_ops, 0)) AS fwd_ops,
-      SUM(IIF(phase = 'backward', cpu_ops, 0)) AS bwd_ops
+      SUM(IIF(phase = 'backward', cpu_ops, 0)) AS bwd_ops,
+      SUM(IIF(phase = 'forward', gpu_ns, 0)) AS fwd_gpu_ns,
+      SUM(IIF(phase = 'backward', gpu_ns, 0)) AS bwd_gpu_ns
     FROM guide_train_phase_cost
   ),
+  -- The GEMMs' CPU time, and on a GPU trace the time of the kernels they launched.
   gemm_time AS (
     SELECT
       SUM(IIF(phase = 'forward', dur, 0)) AS fwd_ns,
-      SUM(IIF(phase = 'backward', dur, 0)) AS bwd_ns
+      SUM(IIF(phase = 'backward', dur, 0)) AS bwd_ns,
+      SUM(IIF(phase = 'forward', kernel_dur, 0)) AS fwd_gpu_ns,
+      SUM(IIF(phase = 'backward', kernel_dur, 0)) AS bwd_gpu_ns
     FROM guide_train_gemm
   ),
+  traced AS (SELECT EXISTS (SELECT 1 FROM guide_kineto_gpu_activity) AS yes),
   nodes AS (
     SELECT s.track_id, s.name
     FROM guide_kineto_slice AS s
@@ -59,6 +66,14 @@ SELECT
   CAST(gemm_time.fwd_ns / steps.n AS INT) AS forward_gemm_cpu_ns,
   CAST(gemm_time.bwd_ns / steps.n AS INT) AS backward_gemm_cpu_ns,
   ROUND(gemm_time.bwd_ns * 1.0 / NULLIF(gemm_time.fwd_ns, 0), 2) AS backward_over_forward_gemm_time,
+  IIF(traced.yes, CAST(phase.fwd_gpu_ns / steps.n AS INT), NULL) AS forward_gpu_ns,
+  IIF(traced.yes, CAST(phase.bwd_gpu_ns / steps.n AS INT), NULL) AS backward_gpu_ns,
+  IIF(traced.yes, ROUND(phase.bwd_gpu_ns * 1.0 / NULLIF(phase.fwd_gpu_ns, 0), 2), NULL)
+    AS backward_over_forward_gpu_time,
+  IIF(traced.yes, CAST(gemm_time.fwd_gpu_ns / steps.n AS INT), NULL) AS forward_gemm_gpu_ns,
+  IIF(traced.yes, CAST(gemm_time.bwd_gpu_ns / steps.n AS INT), NULL) AS backward_gemm_gpu_ns,
+  IIF(traced.yes, ROUND(gemm_time.bwd_gpu_ns * 1.0 / NULLIF(gemm_time.fwd_gpu_ns, 0), 2), NULL)
+    AS backward_over_forward_gemm_gpu_time,
   (SELECT COUNT(*) FROM nodes) * 1.0 / steps.n AS autograd_nodes_per_step,
   (SELECT COUNT(*) FROM nodes WHERE name GLOB '*AccumulateGrad') * 1.0 / steps.n
     AS accumulate_grad_per_step,
@@ -70,4 +85,4 @@ SELECT
   links.n - links.same_thread AS fwdbwd_links_across_threads,
   mid.ts / 1e9 AS step_start_s,
   (mid.ts + mid.dur) / 1e9 AS step_end_s
-FROM gemm, steps, links, mid, phase, gemm_time;
+FROM gemm, steps, links, mid, phase, gemm_time, traced;

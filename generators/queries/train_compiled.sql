@@ -5,7 +5,7 @@ INCLUDE PERFETTO MODULE guide.train;
 INCLUDE PERFETTO MODULE guide.kernel_names;
 
 WITH
-  steps AS (SELECT COUNT(*) AS n FROM guide_kineto_profiler_step),
+  steps AS (SELECT COUNT(*) AS n, SUM(dur) AS step_ns FROM guide_kineto_profiler_step),
   traced AS (SELECT EXISTS (SELECT 1 FROM guide_kineto_gpu_activity) AS yes),
   -- Inductor's generated kernels: GPU kernels on a GPU trace; on a CPU trace its C++ kernels,
   -- which record themselves as CPU slices.
@@ -44,6 +44,11 @@ SELECT
     WHERE name = 'TorchDynamo Cache Lookup') AS guard_ns,
   (SELECT CAST(SUM(dur) / steps.n AS INT) FROM guide_kineto_slice
     WHERE name GLOB 'Torch-Compiled Region*') AS compiled_region_ns,
+  -- The step's CPU time, and on a GPU trace the GPU busy share of the steps (what the compiled
+  -- step's CPU time leaves the GPU to do).
+  CAST(steps.step_ns / steps.n AS INT) AS step_cpu_ns,
+  IIF(traced.yes, (SELECT ROUND(100.0 * busy_ns / window_ns, 1) FROM guide_windows_steps_busy),
+    NULL) AS gpu_busy_pct,
   mid.ts / 1e9 AS step_start_s,
   (mid.ts + mid.dur) / 1e9 AS step_end_s
 FROM steps, traced, mid;
