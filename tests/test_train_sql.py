@@ -1,10 +1,12 @@
 """The SQL behind Part 5 (generators/sql/train.sql and the train_* queries), on real traces.
 
-The guide has no CUDA capture of the ``train`` step yet, so the GPU side of the queries (the
+Besides the guide's own captures (the claim tests read those), the GPU side of the queries (the
 backward on the autograd engine's own thread, `fwdbwd` links across threads, optimizer kernels,
-copies) runs here on a real GPU training trace from another project: the V100 ResNet training
-trace in ``tests/data/reference-traces/`` (test input only, never shown as this project's
-measurements). It trains with SGD (foreach), sets gradients to None, and copies device to device.
+copies) runs here on a GPU training trace from another project, so that it is checked on more
+than one model, optimizer and machine: the V100 ResNet training trace in
+``tests/data/reference-traces/`` (test input only, never shown as this project's measurements).
+It trains with SGD (foreach), sets gradients to None, and copies device to device. The tests of
+CPU-only behaviour read the guide's CPU capture explicitly.
 """
 
 from __future__ import annotations
@@ -13,11 +15,12 @@ import functools
 
 import pytest
 
-from tests.claims import variant_dir
+from tests.claims import ARTIFACTS
 from tests.reference_traces import V100
 from tests.sql_rows import query_rows, trace_rows
 
 INCLUDE = "INCLUDE PERFETTO MODULE guide.train;\n"
+CPU_TRAIN = ARTIFACTS / "cpu" / "train"
 #: Profiled steps in the V100 trace (ProfilerStep#101 to #105).
 V100_STEPS = 5
 
@@ -108,9 +111,9 @@ def test_no_readback_no_memory_events_in_the_reference() -> None:
 
 
 def test_fp32_casts_are_scalars_and_integers() -> None:
-    """Part 5's page: in the fp32 loop, the aten::_to_copy calls convert a Python number
+    """On the CPU capture's fp32 loop, the aten::_to_copy calls convert a Python number
     ('double') or an integer tensor ('long int')."""
-    trace = variant_dir("train", "naive") / "trace.json.gz"
+    trace = CPU_TRAIN / "naive" / "trace.json.gz"
     rows = trace_rows(
         trace,
         INCLUDE + "SELECT DISTINCT extract_arg(s.arg_set_id, 'args.Input type[0]') AS t "
@@ -123,8 +126,9 @@ def test_fp32_casts_are_scalars_and_integers() -> None:
 
 def test_memory_events_as_the_importer_keeps_them() -> None:
     """Kineto's [memory] instant events are zero-length slices named `[memory]`; in the series
-    guide_train_memory keeps, the running total moves by each event's bytes, every time."""
-    trace = variant_dir("train", "memory") / "trace.json.gz"
+    guide_train_memory keeps, the running total moves by each event's bytes, every time (the CPU
+    capture: one device's allocator)."""
+    trace = CPU_TRAIN / "memory" / "trace.json.gz"
     (r,) = trace_rows(
         trace,
         "SELECT COUNT(*) AS n, MAX(dur) AS longest, "
@@ -141,10 +145,10 @@ def test_memory_events_as_the_importer_keeps_them() -> None:
 
 
 def test_attention_products_are_not_aten_mm_on_a_cpu() -> None:
-    """Part 5's page: 'The attention's own products run inside the attention operator
-    (aten::_scaled_dot_product_flash_attention_for_cpu on a CPU) and its backward operator, not as
-    aten::mm'."""
-    trace = variant_dir("train", "naive") / "trace.json.gz"
+    """On the CPU capture, the attention's own products run inside the attention operator
+    (aten::_scaled_dot_product_flash_attention_for_cpu) and its backward operator: none of
+    guide_train_gemm's products sits under it."""
+    trace = CPU_TRAIN / "naive" / "trace.json.gz"
     rows = trace_rows(
         trace,
         INCLUDE + "SELECT p.phase, o.name, COUNT(*) AS n FROM guide_train_phase_op AS o "
