@@ -7,7 +7,9 @@ HTA is not one of this project's dependencies: install it into a virtual environ
 environment's Python. Each run is a fresh process, so start-up costs count, as they do for a
 reader: the doctor opens the trace and runs every detector; HTA loads the trace
 (``TraceAnalysis``) and computes ``get_gpu_kernel_breakdown()`` and ``get_idle_time_breakdown()``.
-Runs alternate between the two tools. Writes benchmarks/doctor_vs_hta.json and .md.
+Runs alternate between the two tools. The machine's load average before and after is recorded:
+both tools are CPU-bound, so other work on the machine slows both. Writes
+benchmarks/doctor_vs_hta.json and .md.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ def main() -> None:
     args = parser.parse_args()
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     doctor_py = str(REPO / ".venv" / "bin" / "python")
+    load_before = os.getloadavg()[0]
     rows = []
     for name in CASES:
         trace = TRACES / name
@@ -99,6 +102,7 @@ def main() -> None:
         f"Python {platform.python_version()}",
         "hta_version": version,
         "runs": args.runs,
+        "load_average_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)],
         "rows": rows,
     }
     OUT_JSON.write_text(json.dumps(result, indent=1) + "\n")
@@ -107,7 +111,8 @@ def main() -> None:
         "",
         f"Command: `{result['command']}` ({result['date']}; {result['machine']}; "
         f"HolisticTraceAnalysis {version}). Whole-process wall time, median of {args.runs} "
-        "runs each, alternating; one untimed run of each first.",
+        "runs each, alternating; one untimed run of each first. Load average (1 min) "
+        f"{result['load_average_1min'][0]} before, {result['load_average_1min'][1]} after.",
         "",
         "| trace | size | doctor (all detectors) | HTA (load + kernel + idle breakdown) "
         "| HTA / doctor |",

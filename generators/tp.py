@@ -25,6 +25,13 @@ does not pay for starting Node and compiling the module each time. An engine
 that saw any error is stopped rather than reused, and every engine is
 stopped at interpreter exit, or by the kernel if this process dies.
 
+A one-shot command can start its engine early with :func:`prestart` (it
+starts while the command imports the rest), open the trace with
+``client="light"`` (:class:`LightTraceProcessor`, without the import time of
+the ``perfetto`` package) and tune the WebAssembly engine for a short job
+(``tier_up=False``, ``wasm="32"``): ``python -m generators.doctor`` does all
+three.
+
 Command line::
 
     python -m generators.tp query TRACE 'SQL' [--format csv|markdown|json]
@@ -50,12 +57,13 @@ import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from perfetto.trace_processor import TraceProcessor, TraceProcessorConfig
+from typing import TYPE_CHECKING, Any
 
 from generators import env, tp_engine
 from generators.tp_engine import EngineError, EngineProcess
+
+if TYPE_CHECKING:  # the perfetto package is imported when the first trace is opened
+    from perfetto.trace_processor import TraceProcessor
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +75,9 @@ ENV_ENGINE = env.TP_ENGINE.name
 # An idle WebAssembly engine whose heap grew past this is not kept for reuse:
 # WebAssembly memory never shrinks, so it would hold that memory until exit.
 REUSE_MAX_HEAP_BYTES = 1 << 30
+# V8 options for an engine without the optimising tier (open_trace(tier_up=False)): WebAssembly
+# functions compiled by the baseline compiler only, each validated when first compiled.
+NO_TIER_UP_FLAGS = ("--liftoff-only", "--wasm-lazy-validation")
 # Bytes handed to the engine per /parse request.
 PARSE_CHUNK_BYTES = 16 << 20
 
@@ -200,6 +211,8 @@ def _node_supports_memory64() -> bool:
 
 _pool_lock = threading.Lock()
 _idle: dict[tuple[Any, ...], list[EngineProcess]] = {}
+# Engines started by prestart() and not used yet, with the ftrace_raw they were started with.
+_pending: dict[tuple[Any, ...], tuple[EngineProcess, bool]] = {}
 _all: set[EngineProcess] = set()
 _announced: set[tuple[str, str]] = set()
 
@@ -222,21 +235,127 @@ def _announce(spec: EngineSpec, eng: EngineProcess) -> None:
         )
 
 
+@dataclass(frozen=True)
+class WasmTuning:
+    """How a WebAssembly engine runs (a native engine ignores it).
+
+    ``tier_up``: let V8 recompile hot functions with its optimising compiler in background
+    threads (its default); ``build``: "auto" (the memory64 build where Node supports it) or "32"
+    (the 32-bit build: heap up to 4 GiB, and somewhat faster).
+    """
+
+    tier_up: bool = True
+    build: str = "auto"
+
+    @classmethod
+    def of(cls, tier_up: bool, wasm: str | None) -> WasmTuning:
+        return cls(tier_up, wasm or env.TP_WASM.get())
+
+    @property
+    def node_flags(self) -> tuple[str, ...]:
+        """V8 options for Node: none, or those of an engine without the optimising tier."""
+        return () if self.tier_up else NO_TIER_UP_FLAGS
+
+
+def _pool_key(
+    spec: EngineSpec, packages: list[str], max_memory_mb: int | None, tuning: WasmTuning
+) -> tuple[Any, ...]:
+    return (spec, tuple(packages), max_memory_mb, tuning if spec.kind == "wasm-node" else None)
+
+
+def _spawn_wasm(
+    packages: list[str], ftrace_raw: bool, max_memory_mb: int | None, tuning: WasmTuning
+) -> EngineProcess:
+    eng = tp_engine.spawn_wasm(
+        sql_packages=packages,
+        ftrace_raw=ftrace_raw,
+        max_memory_mb=max_memory_mb,
+        wasm=tuning.build,
+        node_flags=tuning.node_flags,
+    )
+    with _pool_lock:
+        _all.add(eng)
+    return eng
+
+
 def _start(
-    spec: EngineSpec, packages: list[str], ftrace_raw: bool, max_memory_mb: int | None
+    spec: EngineSpec,
+    packages: list[str],
+    ftrace_raw: bool,
+    max_memory_mb: int | None,
+    tuning: WasmTuning,
 ) -> EngineProcess:
     if spec.kind == "native":
         assert spec.bin_path is not None
         eng = tp_engine.start_native(spec.bin_path, sql_packages=packages, ftrace_raw=ftrace_raw)
+        with _pool_lock:
+            _all.add(eng)
     else:
-        eng = tp_engine.start_wasm(
-            sql_packages=packages,
-            ftrace_raw=ftrace_raw,
-            max_memory_mb=max_memory_mb,
-            wasm=env.TP_WASM.get(),
-        )
+        eng = _spawn_wasm(packages, ftrace_raw, max_memory_mb, tuning)
+        try:
+            eng.wait_ready()
+        except BaseException:
+            _discard(eng)
+            raise
+    _announce(spec, eng)
+    return eng
+
+
+def prestart(
+    *,
+    sql_packages: Sequence[Path | str] | None = None,
+    bin_path: str | Path | None = None,
+    engine: str | None = None,
+    max_memory_mb: int | None = None,
+    ftrace_raw: bool = False,
+    tier_up: bool = True,
+    wasm: str | None = None,
+) -> None:
+    """Start the engine that the next :func:`open_trace` with the same arguments will use.
+
+    Returns at once: the WebAssembly engine (Node.js, the module's compilation, the trace
+    processor's first instance: a few tenths of a second) starts while the caller goes on, for
+    instance importing the rest of a command. Does nothing for a native engine (it starts in
+    milliseconds), when an engine for these arguments is already waiting, or when no engine can
+    start (:func:`open_trace` then says why, naming the trace). An engine never used is stopped
+    by :func:`close_engines` or at exit.
+    """
+    try:
+        spec = select_engine(bin_path, engine)
+        packages = _package_args(sql_packages)
+    except EngineError:
+        return
+    if spec.kind != "wasm-node":
+        return
+    tuning = WasmTuning.of(tier_up, wasm)
+    key = _pool_key(spec, packages, max_memory_mb, tuning)
     with _pool_lock:
-        _all.add(eng)
+        if key in _pending or _idle.get(key):
+            return
+    try:
+        eng = _spawn_wasm(packages, ftrace_raw, max_memory_mb, tuning)
+    except (EngineError, OSError):  # open_trace meets it again, and reports it
+        return
+    with _pool_lock:
+        _pending[key] = (eng, ftrace_raw)
+
+
+def _adopt_pending(
+    key: tuple[Any, ...], spec: EngineSpec, ftrace_raw: bool
+) -> EngineProcess | None:
+    """The engine :func:`prestart` started for ``key``, once it listens; None if there is none."""
+    with _pool_lock:
+        pending = _pending.pop(key, None)
+    if pending is None:
+        return None
+    eng, started_raw = pending
+    try:
+        eng.wait_ready()
+        if started_raw != ftrace_raw:
+            eng.reset(ftrace_raw)
+    except BaseException:
+        _discard(eng)
+        raise
     _announce(spec, eng)
     return eng
 
@@ -254,7 +373,12 @@ def _acquire(
     ftrace_raw: bool,
     max_memory_mb: int | None,
     reuse: bool,
+    tuning: WasmTuning,
 ) -> EngineProcess:
+    if spec.kind == "wasm-node":
+        eng = _adopt_pending(key, spec, ftrace_raw)
+        if eng is not None:
+            return eng
     if reuse and spec.kind == "wasm-node":
         while True:
             with _pool_lock:
@@ -273,7 +397,7 @@ def _acquire(
                     "trace processor: idle engine %s unusable (%s); starting a new one", eng.pid, e
                 )
                 _discard(eng)
-    return _start(spec, packages, ftrace_raw, max_memory_mb)
+    return _start(spec, packages, ftrace_raw, max_memory_mb, tuning)
 
 
 def _release(key: tuple[Any, ...], eng: EngineProcess, reuse: bool) -> None:
@@ -297,6 +421,7 @@ def close_engines() -> None:
         engines = list(_all)
         _all.clear()
         _idle.clear()
+        _pending.clear()
     for eng in engines:
         eng.kill()
 
@@ -313,21 +438,236 @@ atexit.register(close_engines)
 # ------------------------------------------------------------ opening a trace
 
 
-class GuideTraceProcessor(TraceProcessor):
-    """A :class:`perfetto.trace_processor.TraceProcessor` that knows which engine it runs on."""
+@functools.cache
+def _guide_trace_processor() -> type[TraceProcessor]:
+    """:class:`GuideTraceProcessor`, made on first use so that importing this module stays light.
+
+    The ``perfetto`` package (and numpy and protobuf with it) takes a few tenths of a second to
+    import: a command that starts the engine first (:func:`prestart`) imports it while the
+    engine starts.
+    """
+    from perfetto.trace_processor import TraceProcessor
+
+    class GuideTraceProcessor(TraceProcessor):
+        """A :class:`perfetto.trace_processor.TraceProcessor` that knows which engine it runs on."""
+
+        engine: EngineProcess
+        engine_spec: EngineSpec
+        trace_path: Path
+
+        def export(self, output_path: str, export_format: str) -> None:  # type: ignore[override]
+            if self.engine_spec.kind == "wasm-node":
+                raise NotImplementedError(
+                    f"export() is not supported by the WebAssembly trace processor "
+                    f"(Perfetto {self.engine_spec.version}); nothing was written to "
+                    f"{output_path}. Use a native trace_processor_shell (--tp-bin) for exports."
+                )
+            super().export(output_path, export_format)
+
+    GuideTraceProcessor.__module__ = __name__
+    return GuideTraceProcessor
+
+
+def __getattr__(name: str) -> Any:
+    if name == "GuideTraceProcessor":
+        return _guide_trace_processor()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# ------------------------------------------------------- the light client
+
+# QueryResult.CellsBatch cell types (protos/perfetto/trace_processor/trace_processor.proto);
+# a null cell (1) reads as None.
+_CELL_VARINT, _CELL_FLOAT64, _CELL_STRING, _CELL_BLOB = 2, 3, 4, 5
+_PARSE_ERROR_PREFIX = "Failed while parsing trace. Error message: "
+
+
+class QueryError(RuntimeError):
+    """SQL the trace processor rejected; the message is the trace processor's own."""
+
+
+class LightRow:
+    """One row of a :class:`LightQueryResult`: the columns are its attributes."""
+
+    def __repr__(self) -> str:
+        return repr(self.__dict__)
+
+
+class LightQueryResult:
+    """A query's rows, as ``perfetto``'s ``QueryResultIterator`` gives them (without pandas)."""
+
+    def __init__(self, column_names: list[str], cells: list[Any]):
+        self.column_names = column_names
+        n = len(column_names)
+        self._rows = [cells[i : i + n] for i in range(0, len(cells), n)] if n else []
+        self._next = 0
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __iter__(self) -> LightQueryResult:
+        return self
+
+    def __next__(self) -> LightRow:
+        if self._next == len(self._rows):
+            raise StopIteration
+        row = LightRow()
+        row.__dict__.update(zip(self.column_names, self._rows[self._next], strict=True))
+        self._next += 1
+        return row
+
+
+def _varint(buf: bytes, pos: int) -> tuple[int, int]:
+    result = shift = 0
+    while True:
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return result, pos
+        shift += 7
+
+
+def _fields(buf: bytes) -> Iterator[tuple[int, int, Any]]:
+    """(field number, wire type, value) of each field of a protobuf message, in order."""
+    pos, end = 0, len(buf)
+    while pos < end:
+        key, pos = _varint(buf, pos)
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            value, pos = _varint(buf, pos)
+        elif wire == 1:
+            value, pos = buf[pos : pos + 8], pos + 8
+        elif wire == 2:
+            size, pos = _varint(buf, pos)
+            value, pos = buf[pos : pos + size], pos + size
+        elif wire == 5:
+            value, pos = buf[pos : pos + 4], pos + 4
+        else:
+            raise ValueError(f"unsupported protobuf wire type {wire}")
+        yield field, wire, value
+
+
+def _packed_varints(buf: bytes) -> list[int]:
+    out, pos, end = [], 0, len(buf)
+    while pos < end:
+        value, pos = _varint(buf, pos)
+        out.append(value)
+    return out
+
+
+def _int64(value: int) -> int:
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def _decode_query_result(data: bytes) -> tuple[list[str], str, list[Any]]:
+    """Column names, error text and cell values of a serialised ``QueryResult``."""
+    import struct
+
+    names: list[str] = []
+    error = ""
+    cells: list[Any] = []
+    last_batch = True
+    for field, _, value in _fields(data):
+        if field == 1:
+            names.append(value.decode("utf-8", "replace"))
+        elif field == 2:
+            error = value.decode("utf-8", "replace")
+        elif field == 3:
+            types: list[int] = []
+            by_type: dict[int, list[Any]] = {_CELL_VARINT: [], _CELL_FLOAT64: [], _CELL_BLOB: []}
+            strings: list[str] = []
+            last_batch = False
+            for bfield, wire, bvalue in _fields(value):
+                if bfield == 1:
+                    types += _packed_varints(bvalue) if wire == 2 else [bvalue]
+                elif bfield == 2:
+                    ints = _packed_varints(bvalue) if wire == 2 else [bvalue]
+                    by_type[_CELL_VARINT] += [_int64(v) for v in ints]
+                elif bfield == 3:
+                    by_type[_CELL_FLOAT64] += struct.unpack(f"<{len(bvalue) // 8}d", bvalue)
+                elif bfield == 4:
+                    by_type[_CELL_BLOB].append(bytes(bvalue))
+                elif bfield == 5:
+                    strings += bvalue.decode("utf-8", "ignore").split("\0")[:-1]
+                elif bfield == 6:
+                    last_batch = bool(bvalue)
+            by_type[_CELL_STRING] = strings
+            taken = dict.fromkeys(by_type, 0)
+            for t in types:
+                if t in taken:
+                    cells.append(by_type[t][taken[t]])
+                    taken[t] += 1
+                else:
+                    cells.append(None)
+    if not last_batch:
+        raise QueryError("Last batch did not have is_last_batch flag set")
+    if names and len(cells) % len(names):
+        raise QueryError(f"Result has {len(cells)} cells, not divisible by {len(names)} columns")
+    return names, error, cells
+
+
+class LightTraceProcessor:
+    """The trace processor's HTTP protocol, spoken without the ``perfetto`` package.
+
+    Answers :meth:`query` as :class:`perfetto.trace_processor.TraceProcessor` does, for what
+    this project asks of it: column names and rows of plain values (int, float, str, bytes,
+    None), an exception with the trace processor's message for bad SQL. Importing the package
+    (numpy and protobuf with it) takes a few tenths of a second, which a one-shot command on a
+    small trace notices: ``open_trace(..., client="light")`` uses this class instead.
+    """
 
     engine: EngineProcess
     engine_spec: EngineSpec
     trace_path: Path
 
-    def export(self, output_path: str, export_format: str) -> None:  # type: ignore[override]
-        if self.engine_spec.kind == "wasm-node":
-            raise NotImplementedError(
-                f"export() is not supported by the WebAssembly trace processor "
-                f"(Perfetto {self.engine_spec.version}); nothing was written to {output_path}. "
-                "Use a native trace_processor_shell (--tp-bin) for exports."
-            )
-        super().export(output_path, export_format)
+    def __init__(self, addr: str):
+        import http.client
+
+        self._conn: Any = http.client.HTTPConnection(addr)
+
+    def _request(self, method: str, path: str, body: bytes | None = None) -> bytes:
+        self._conn.request(method, path, body=body)
+        with self._conn.getresponse() as r:
+            data: bytes = r.read()
+            return data
+
+    def parse_trace(self, chunks: Iterator[bytes]) -> None:
+        """Load a trace, chunk by chunk, then tell the engine it is complete."""
+        for chunk in chunks:
+            reply = self._request("POST", "/parse", chunk)
+            for field, _, value in _fields(reply):
+                if field == 2 and value:
+                    raise QueryError(_PARSE_ERROR_PREFIX + value.decode("utf-8", "replace"))
+        self._request("GET", "/notify_eof")
+
+    def query(self, sql: str) -> LightQueryResult:
+        encoded = sql.encode("utf-8")
+        args = bytearray(b"\x0a")  # QueryArgs.sql_query, field 1, length-delimited
+        size = len(encoded)
+        while size >= 0x80:
+            args.append((size & 0x7F) | 0x80)
+            size >>= 7
+        args.append(size)
+        names, error, cells = _decode_query_result(self._request("POST", "/query", args + encoded))
+        if error:
+            raise QueryError(error)
+        return LightQueryResult(names, cells)
+
+    def export(self, output_path: str, export_format: str) -> None:
+        raise NotImplementedError(
+            "export() needs the perfetto package's client: open the trace with "
+            f"client='perfetto'; nothing was written to {output_path}"
+        )
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> LightTraceProcessor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _package_args(sql_packages: Sequence[Path | str] | None) -> list[str]:
@@ -381,7 +721,7 @@ def _scalar(tp: TraceProcessor, sql: str) -> Any:
     return None
 
 
-def _validate_loaded(tp: GuideTraceProcessor, path: Path, allow_empty: bool) -> None:
+def _validate_loaded(tp: Any, path: Path, allow_empty: bool) -> None:
     eng = tp.engine
     finalize_error = None
     if eng.kind == "wasm-node":
@@ -432,8 +772,8 @@ def _sql_int(value: object) -> str:
     return str(value)
 
 
-def _define_trace_devices(tp: TraceProcessor, path: Path) -> None:
-    """Create ``guide_trace_device``: the GPUs the trace's ``deviceProperties`` lists.
+def _trace_devices_sql(path: Path) -> str:
+    """The SQL that creates ``guide_trace_device``: the GPUs the trace's ``deviceProperties`` lists.
 
     Perfetto's JSON importer does not import that block, yet SQL needs the GPU's name to look up
     its peaks (``guide.hardware``). It is read from the trace itself, never from a side file, so
@@ -459,7 +799,7 @@ def _define_trace_devices(tp: TraceProcessor, path: Path) -> None:
             "SELECT NULL AS device, NULL AS name, NULL AS memory_bytes, NULL AS compute_major, "
             "NULL AS compute_minor, NULL AS sms WHERE FALSE"
         ]
-    tp.query(
+    return (
         f"CREATE PERFETTO TABLE {TRACE_DEVICE_TABLE}(device LONG, name STRING, memory_bytes LONG, "
         "compute_major LONG, compute_minor LONG, sms LONG) AS " + " UNION ALL ".join(rows)
     )
@@ -482,8 +822,12 @@ def open_trace(
     allow_empty: bool = False,
     reuse: bool = True,
     ftrace_raw: bool = False,
-) -> Iterator[GuideTraceProcessor]:
-    """Open ``path`` in a trace processor; yields a ``perfetto`` ``TraceProcessor``.
+    tier_up: bool = True,
+    wasm: str | None = None,
+    client: str = "perfetto",
+) -> Iterator[TraceProcessor]:
+    """Open ``path`` in a trace processor; yields a ``perfetto`` ``TraceProcessor``
+    (a :class:`LightTraceProcessor` with ``client="light"``).
 
     ``sql_packages``: folders registered as PerfettoSQL packages (a folder's
     name is its package name; ``"FOLDER@NAME"`` renames it). By default
@@ -494,6 +838,14 @@ def open_trace(
     fails as out of memory).
     ``allow_empty``: accept a trace without any event.
     ``reuse``: reuse an idle WebAssembly engine process (reset in between).
+    ``tier_up``: let V8 recompile the WebAssembly engine's hot functions with its optimising
+    compiler in background threads (V8's default). That pays off over long jobs and an engine
+    reused for many traces; a one-shot command on one trace ends sooner with ``False`` (the
+    baseline compiler only), as the compiler threads then mostly compete with the work for CPU.
+    ``wasm``: the WebAssembly build, "auto" (memory64 where Node supports it) or "32" (heap up
+    to 4 GiB, somewhat faster); by default ``PROFILING_GUIDE_TP_WASM``.
+    ``client``: "perfetto" (the ``perfetto`` package's ``TraceProcessor``) or "light" (a
+    :class:`LightTraceProcessor`: ``query`` only, without the package's import time).
 
     Raises :class:`TraceOpenError`, naming the file, when the trace cannot be
     opened, including when no engine can run (a bad ``bin_path`` is named in
@@ -507,26 +859,38 @@ def open_trace(
         packages = _package_args(sql_packages)
     except EngineError as e:
         raise TraceOpenError(path, str(e)) from None
-    key = (spec, tuple(packages), max_memory_mb)
+    if client not in ("perfetto", "light"):
+        raise ValueError(f"unknown client {client!r} (expected perfetto or light)")
+    tuning = WasmTuning.of(tier_up, wasm)
+    key = _pool_key(spec, packages, max_memory_mb, tuning)
     reuse = reuse and max_memory_mb is None
+    # Done before waiting for an engine that may still be starting (prestart).
+    devices_sql = _trace_devices_sql(path)
+    if client == "perfetto":
+        _guide_trace_processor()
+    else:
+        import http.client  # noqa: F401 (LightTraceProcessor's)
     try:
-        eng = _acquire(key, spec, packages, ftrace_raw, max_memory_mb, reuse)
+        eng = _acquire(key, spec, packages, ftrace_raw, max_memory_mb, reuse, tuning)
     except EngineError as e:
         raise TraceOpenError(path, str(e)) from None
-    tp: GuideTraceProcessor | None = None
+    tp: Any = None
     ok = False
     try:
-        config = TraceProcessorConfig(ingest_ftrace_in_raw=ftrace_raw)
-        tp = GuideTraceProcessor.__new__(GuideTraceProcessor)
+        if client == "light":
+            tp = LightTraceProcessor(eng.addr)
+        else:
+            cls = _guide_trace_processor()
+            tp = cls.__new__(cls)
         tp.engine = eng
         tp.engine_spec = spec
         tp.trace_path = path
         try:
-            TraceProcessor.__init__(tp, trace=_read_chunks(path), addr=eng.addr, config=config)
+            _load(tp, _read_chunks(path), ftrace_raw)
         except Exception as e:
             raise TraceOpenError(path, _load_error(e, eng)) from None
         _validate_loaded(tp, path, allow_empty)
-        _define_trace_devices(tp, path)
+        tp.query(devices_sql)
         yield tp
         ok = True
     finally:
@@ -537,6 +901,17 @@ def open_trace(
             _release(key, eng, reuse)
         else:
             _discard(eng)
+
+
+def _load(tp: Any, chunks: Iterator[bytes], ftrace_raw: bool) -> None:
+    """Connect ``tp`` (made by :func:`open_trace`) to its engine and load the trace."""
+    if isinstance(tp, LightTraceProcessor):
+        tp.parse_trace(chunks)
+        return
+    from perfetto.trace_processor import TraceProcessor, TraceProcessorConfig
+
+    config = TraceProcessorConfig(ingest_ftrace_in_raw=ftrace_raw)
+    TraceProcessor.__init__(tp, trace=chunks, addr=tp.engine.addr, config=config)
 
 
 def _load_error(e: Exception, eng: EngineProcess) -> str:

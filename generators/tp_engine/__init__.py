@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -143,6 +143,8 @@ def fetch_perfetto_binary(timeout_s: float = 3.0) -> Path | None:
     t.join(timeout_s)
     if not reachable:
         return None
+    import urllib.request
+
     try:
         with urllib.request.urlopen(entry["url"], timeout=max(timeout_s, 30.0)) as r:
             data = r.read()
@@ -234,6 +236,8 @@ class EngineProcess:
         return "\n".join(lines)[-limit:]
 
     def _call(self, path: str, body: bytes | None = None, timeout: float = 120.0) -> bytes:
+        import urllib.request
+
         req = urllib.request.Request(
             f"http://{self.addr}{path}", data=body, method="POST" if body is not None else "GET"
         )
@@ -251,6 +255,27 @@ class EngineProcess:
         return json.loads(
             self._call("/_guide/reset", json.dumps({"ftrace_raw": ftrace_raw}).encode())
         )
+
+    def wait_ready(self, timeout_s: float = STARTUP_TIMEOUT_S) -> None:
+        """Wait until a WebAssembly engine from :func:`spawn_wasm` listens (once; then no-op).
+
+        Raises :class:`EngineError` with the engine's own messages if it did not start; the
+        process is stopped then.
+        """
+        if self.addr:
+            return
+        try:
+            line = _read_line(self.proc, b"listening ", timeout_s)
+            if line is None:
+                raise EngineError(
+                    f"the WebAssembly trace processor did not start:\n{self.stderr_tail()}"
+                )
+            _, addr, info = line.decode().split(" ", 2)
+            self.info = json.loads(info)
+            self.addr = addr
+        except BaseException:
+            self.kill()
+            raise
 
     def kill(self) -> None:
         if self.proc.poll() is None:
@@ -308,17 +333,23 @@ def _read_line(proc: subprocess.Popen[bytes], marker: bytes, timeout_s: float) -
                     return line
 
 
-def start_wasm(
+def spawn_wasm(
     *,
     sql_packages: list[str],
     ftrace_raw: bool = False,
     max_memory_mb: int | None = None,
     wasm: str = "auto",
+    node_flags: Sequence[str] = (),
 ) -> EngineProcess:
-    """Start the WebAssembly trace processor under Node.js and wait until it listens."""
+    """Start the WebAssembly trace processor under Node.js without waiting for it.
+
+    The engine compiles and initialises while the caller goes on; :meth:`EngineProcess.wait_ready`
+    waits until it listens. ``node_flags`` go to Node before the script (V8 options).
+    """
     node = find_node()
     dist = find_wasm_dist()
-    cmd = [str(node), str(SERVER_JS), "--dist", str(dist), "--port", "0", "--exit-on-stdin-eof"]
+    cmd = [str(node), *node_flags, str(SERVER_JS), "--dist", str(dist), "--port", "0"]
+    cmd += ["--exit-on-stdin-eof"]
     if not ftrace_raw:
         cmd.append("--no-ftrace-raw")
     for pkg in sql_packages:
@@ -328,20 +359,27 @@ def start_wasm(
     if wasm != "auto":
         cmd += ["--wasm", wasm]
     proc, err = _spawn(cmd, stdin_pipe=True)
-    eng = EngineProcess("wasm-node", proc, "", err)
-    try:
-        line = _read_line(proc, b"listening ", STARTUP_TIMEOUT_S)
-        if line is None:
-            raise EngineError(
-                f"the WebAssembly trace processor did not start:\n{eng.stderr_tail()}"
-            )
-        _, addr, info = line.decode().split(" ", 2)
-        eng.addr = addr
-        eng.info = json.loads(info)
-        return eng
-    except BaseException:
-        eng.kill()
-        raise
+    return EngineProcess("wasm-node", proc, "", err)
+
+
+def start_wasm(
+    *,
+    sql_packages: list[str],
+    ftrace_raw: bool = False,
+    max_memory_mb: int | None = None,
+    wasm: str = "auto",
+    node_flags: Sequence[str] = (),
+) -> EngineProcess:
+    """Start the WebAssembly trace processor under Node.js and wait until it listens."""
+    eng = spawn_wasm(
+        sql_packages=sql_packages,
+        ftrace_raw=ftrace_raw,
+        max_memory_mb=max_memory_mb,
+        wasm=wasm,
+        node_flags=node_flags,
+    )
+    eng.wait_ready()
+    return eng
 
 
 def start_native(

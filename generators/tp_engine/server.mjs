@@ -14,11 +14,15 @@
 // prints one line to stdout: `listening 127.0.0.1:PORT <json>`; everything the
 // engine itself prints goes to stderr.
 
-import fs from "node:fs";
-import http from "node:http";
-import path from "node:path";
-import vm from "node:vm";
-import { pathToFileURL } from "node:url";
+// Built-in modules through process.getBuiltinModule (Node 20.16+): static ESM
+// imports of them cost Node's module loader some 30 ms of start-up.
+const builtin = async (name) =>
+  process.getBuiltinModule ? process.getBuiltinModule(name) : (await import(name)).default;
+const fs = await builtin("node:fs");
+const http = await builtin("node:http");
+const path = await builtin("node:path");
+const vm = await builtin("node:vm");
+const { pathToFileURL } = await builtin("node:url");
 
 // ---------------------------------------------------------------- arguments
 
@@ -496,7 +500,15 @@ async function main() {
   // The bridge finishes initialising in a promise callback; let it run.
   await new Promise((r) => setImmediate(r));
   if (wasmMemory) noteMemory(wasmMemory);
-  resetEngine(opts.ftraceRaw);
+  if (opts.ftraceRaw) {
+    // The bridge has just built a trace processor with the default config, which
+    // ingests ftrace into the raw table: that is what was asked for, and a RESET
+    // would only build the same instance again (a quarter of a second).
+    currentFtraceRaw = true;
+    registerPackages();
+  } else {
+    resetEngine(false);
+  }
   const status = decodeFields(resultBytes(rpc(M.STATUS), 210));
   const hv = status.find((f) => f.field === 2);
   const humanVersion = hv ? hv.value.toString("utf8") : engineVersion;

@@ -1,0 +1,141 @@
+"""The one-shot path of the trace processor: prestart(), the light client, the engine's tuning.
+
+``python -m generators.doctor`` starts its engine before its imports (prestart), queries it with
+:class:`generators.tp.LightTraceProcessor` instead of the perfetto package, and runs the
+WebAssembly engine without its optimising tier, in its 32-bit build, with the trace processor's
+default ftrace setting. Each must give the same answers as the ordinary path.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from generators.tp import (
+    LightTraceProcessor,
+    QueryError,
+    close_engines,
+    engine_pids,
+    open_trace,
+    prestart,
+    rows_of,
+)
+from tests.reference_traces import A100_TRITON, H100_BERT, all_traces
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: Every kind of value a query can return, and results of several batches.
+QUERIES = [
+    "SELECT 1 AS a, 2.5 AS b, 'x' AS c, NULL AS d, x'00ff' AS e, -5 AS f, "
+    "9223372036854775807 AS g, -9223372036854775808 AS h, '' AS i, 'é中' AS j, 1e300 AS k",
+    "SELECT * FROM slice ORDER BY id",
+    "SELECT * FROM args ORDER BY arg_set_id, key",
+    "SELECT name, ts FROM slice WHERE 0",
+    "SELECT * FROM thread ORDER BY utid",
+    "INCLUDE PERFETTO MODULE guide.kineto; SELECT * FROM guide_kineto_launch_link ORDER BY 1, 2",
+]
+ONE_SHOT = {"ftrace_raw": True, "tier_up": False, "wasm": "32"}
+
+
+def _answers(path: Path, **kwargs) -> list[tuple[list[str], list[list[tuple[object, str]]]]]:
+    out = []
+    with open_trace(path, reuse=False, **kwargs) as tp:
+        for sql in QUERIES:
+            cols, rows = rows_of(tp, sql)
+            out.append((cols, [[(v, type(v).__name__) for v in r] for r in rows]))
+    return out
+
+
+@pytest.mark.parametrize("path", [A100_TRITON, H100_BERT], ids=lambda p: p.name)
+def test_light_client_and_tuned_engine_answer_as_the_perfetto_client(path: Path) -> None:
+    reference = _answers(path)
+    assert any(rows for _, rows in reference)
+    assert _answers(path, client="light") == reference
+    assert _answers(path, client="light", **ONE_SHOT) == reference
+
+
+def test_light_client_reports_bad_sql_as_the_perfetto_client_does() -> None:
+    messages = []
+    for client in ("perfetto", "light"):
+        with open_trace(A100_TRITON, client=client, reuse=False) as tp:
+            with pytest.raises(Exception) as err:
+                tp.query("SELECT no_such_column FROM slice")
+            messages.append(str(err.value))
+            if client == "light":
+                assert isinstance(tp, LightTraceProcessor)
+                assert isinstance(err.value, QueryError)
+            # The engine is still usable after a rejected query.
+            assert next(iter(tp.query("SELECT 7 AS n"))).n == 7
+    assert messages[0] == messages[1]
+    assert "no_such_column" in messages[0]
+
+
+def test_prestarted_engine_is_the_one_open_trace_uses() -> None:
+    close_engines()
+    prestart(**ONE_SHOT)
+    started = engine_pids()
+    assert len(started) == 1
+    prestart(**ONE_SHOT)  # one waiting engine per set of arguments
+    assert engine_pids() == started
+    with open_trace(A100_TRITON, client="light", **ONE_SHOT) as tp:
+        assert tp.engine.pid == started[0]
+        assert tp.engine.info["wasm"] == "trace_processor.wasm"  # the 32-bit build
+    assert engine_pids() == started  # kept for reuse
+    close_engines()
+    assert engine_pids() == []
+
+
+def test_unused_prestarted_engine_is_stopped() -> None:
+    close_engines()
+    prestart(**ONE_SHOT)
+    (pid,) = engine_pids()
+    close_engines()
+    assert engine_pids() == []
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+def test_engine_runs_without_optimising_tier_when_asked() -> None:
+    with open_trace(A100_TRITON, client="light", reuse=False, **ONE_SHOT) as tp:
+        cmdline = Path(f"/proc/{tp.engine.pid}/cmdline").read_bytes().split(b"\0")
+    assert b"--liftoff-only" in cmdline
+    with open_trace(A100_TRITON, client="light", reuse=False) as tp:
+        cmdline = Path(f"/proc/{tp.engine.pid}/cmdline").read_bytes().split(b"\0")
+    assert b"--liftoff-only" not in cmdline
+
+
+def test_doctor_cli_finds_the_same_with_its_one_shot_engine() -> None:
+    """The command line (prestart, light client, tuned engine) against examine() on a default
+    engine, on every reference trace."""
+    from generators.doctor.detectors import load_detectors
+    from generators.doctor.examine import examine
+    from generators.doctor.render import RENDERERS
+
+    traces = all_traces()
+    detectors = load_detectors()
+    expected = []
+    for path in traces:
+        with open_trace(path) as tp:
+            report = examine(tp, path, detectors)
+        report.seconds = None
+        report.key = f"t{len(expected) + 1}"
+        expected.append(report)
+    url = "http://127.0.0.1:8000/"
+    want = RENDERERS["json"](expected, url)
+    cmd = [sys.executable, "-m", "generators.doctor", *map(str, traces), "-q"]
+    out = subprocess.run(
+        [*cmd, "--format", "json", "--guide-url", url],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert _without_seconds(out) == _without_seconds(want)
+
+
+def _without_seconds(text: str) -> str:
+    return "\n".join(line for line in text.splitlines() if '"seconds"' not in line)
