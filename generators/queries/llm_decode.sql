@@ -29,13 +29,37 @@ WITH
       ON g.track_id = st.track_id AND g.ts >= st.ts AND g.ts < st.ts + st.dur
     WHERE g.name = 'generate'
   ),
-  -- Bytes read by each decode forward: every linear layer's weights, every cached key and value.
-  reads AS MATERIALIZED (
-    SELECT window_id AS id, slice.id AS slice_id, slice.name
+  -- The calls of each decode forward the columns below read: the operators that read weights
+  -- and cache, and a compiled forward's guard check, input copies and graph launch.
+  fwd_slice AS MATERIALIZED (
+    SELECT window_id, slice.id AS slice_id, slice.name, slice.dur
     FROM guide_llm_window_slice!(
       (SELECT id AS window_id, ts, dur, track_id FROM guide_llm_forward WHERE phase = 'decode')
     ) AS slice
-    WHERE slice.name IN ('aten::linear', 'aten::scaled_dot_product_attention')
+    WHERE slice.name IN (
+      'aten::linear', 'aten::scaled_dot_product_attention', 'TorchDynamo Cache Lookup',
+      'cudaMemcpyAsync', 'cudaGraphLaunch'
+    )
+  ),
+  -- Bytes read by each decode forward: every linear layer's weights, every cached key and value.
+  reads AS MATERIALIZED (
+    SELECT window_id AS id, slice_id, name
+    FROM fwd_slice
+    WHERE name IN ('aten::linear', 'aten::scaled_dot_product_attention')
+  ),
+  -- Waits for the GPU in each decode step: a value read back (`aten::item`) synchronizes.
+  sync AS MATERIALIZED (
+    SELECT window_id, ts, dur
+    FROM guide_llm_window_slice!((SELECT * FROM fwd WHERE phase = 'decode'))
+    WHERE name = 'cudaStreamSynchronize'
+  ),
+  -- From the end of each step's last wait to the end of the step: CPU work that comes after
+  -- the GPU has caught up.
+  after_sync AS (
+    SELECT f.window_id, f.ts + f.dur - MAX(s.ts + s.dur) AS ns
+    FROM fwd AS f
+    JOIN sync AS s USING (window_id)
+    GROUP BY f.window_id
   ),
   weights AS MATERIALIZED (
     SELECT r.id, SUM(l.weight_bytes) AS bytes, SUM(l.dur) AS linear_ns
@@ -83,6 +107,15 @@ WITH
     SELECT window_id, launch_name, kernel_id, kernel_ts, kernel_dur, kernel_name,
       guide_llm_kernel_class(kernel_name) AS class
     FROM guide_llm_window_kernel!((SELECT * FROM fwd WHERE phase = 'decode'))
+  ),
+  -- From the start of each decode step to the start of its first kernel: the GPU has nothing
+  -- of this step to run before then.
+  to_first_kernel AS (
+    SELECT f.window_id, MIN(k.kernel_ts) - f.ts AS ns
+    FROM fwd AS f
+    JOIN dk AS k USING (window_id)
+    WHERE k.kernel_id IS NOT NULL
+    GROUP BY f.window_id
   ),
   -- GPU time of the GEMMs of each step as a union of their intervals (a running maximum of the
   -- ends, as guide_llm_window_cost does for all kernels), so overlapping kernels count once.
@@ -142,6 +175,39 @@ SELECT
   -- CPU operators per decode step (forward + generate's own work) and in the forward alone.
   (SELECT AVG(cpu_ops) FROM turn) AS cpu_ops_per_token,
   (SELECT AVG(cpu_ops) FROM fwd_cpu) AS forward_ops_per_token,
+  -- generate's own work between forwards: the step less its forward (time, operators, launches).
+  CAST(m.token_ns - (SELECT AVG(cpu_ns) FROM fwd_cpu) AS INT) AS own_ns_per_token,
+  (SELECT AVG(cpu_ops) FROM turn) - (SELECT AVG(cpu_ops) FROM fwd_cpu) AS own_ops_per_token,
+  (SELECT AVG(kernel_launches) FROM turn) - (SELECT AVG(kernel_launches) FROM fwd_cpu)
+    AS own_kernel_launches_per_token,
+  -- CPU time inside the launch calls of the decode forward alone (graph launches included).
+  CAST((SELECT AVG(launch_ns) FROM fwd_cpu) AS INT) AS forward_launch_ns,
+  -- A compiled forward: its guard check (TorchDynamo Cache Lookup; NULL without one), the
+  -- cudaMemcpyAsync calls and the CPU time of cudaGraphLaunch, per decode forward.
+  CAST(
+    (SELECT SUM(dur) FROM fwd_slice WHERE name = 'TorchDynamo Cache Lookup')
+      / (SELECT COUNT(*) FROM turn) AS INT
+  ) AS guard_ns_per_token,
+  IIF(m.gpu, (SELECT COUNT(*) FROM fwd_slice WHERE name = 'cudaMemcpyAsync') * 1.0
+    / (SELECT COUNT(*) FROM turn), NULL) AS forward_memcpys_per_token,
+  IIF(m.gpu, CAST(
+    COALESCE((SELECT SUM(dur) FROM fwd_slice WHERE name = 'cudaGraphLaunch'), 0)
+      / (SELECT COUNT(*) FROM turn) AS INT
+  ), NULL) AS graph_launch_ns_per_token,
+  IIF(m.gpu,
+    100.0 * COALESCE((SELECT SUM(dur) FROM fwd_slice WHERE name = 'cudaGraphLaunch'), 0)
+      / (SELECT SUM(cpu_ns) FROM fwd_cpu),
+    NULL) AS graph_launch_share_pct,
+  -- cudaStreamSynchronize per decode step: calls, and the CPU time spent waiting in them.
+  IIF(m.gpu, (SELECT COUNT(*) FROM sync) * 1.0 / (SELECT COUNT(*) FROM turn), NULL)
+    AS syncs_per_token,
+  IIF(m.gpu, CAST(
+    COALESCE((SELECT SUM(dur) FROM sync), 0) / (SELECT COUNT(*) FROM turn) AS INT
+  ), NULL) AS sync_ns_per_token,
+  -- Mean time from the end of a step's last wait to the end of the step.
+  CAST((SELECT AVG(ns) FROM after_sync) AS INT) AS after_sync_ns,
+  -- Mean time from the start of a step to the start of its first kernel.
+  CAST((SELECT AVG(ns) FROM to_first_kernel) AS INT) AS to_first_kernel_ns,
   -- CPU time inside aten::linear (the operators that read the weights) per decode step.
   CAST(m.linear_ns AS INT) AS linear_ns_per_token,
   100.0 * m.linear_ns / m.token_ns AS linear_share_pct,
@@ -192,6 +258,11 @@ SELECT
   ) * 1.0 / (SELECT COUNT(*) FROM turn), NULL) AS splitk_gemms_per_token,
   IIF(m.gpu, (SELECT COUNT(*) FROM dk WHERE kernel_name GLOB '*splitKreduce*') * 1.0
     / (SELECT COUNT(*) FROM turn), NULL) AS splitk_reduce_kept_per_token,
+  -- GPU time of the reduce kernels kept in the trace (a dropped one has no time).
+  IIF(m.gpu, CAST(
+    COALESCE((SELECT SUM(kernel_dur) FROM dk WHERE kernel_name GLOB '*splitKreduce*'), 0)
+      / (SELECT COUNT(*) FROM turn) AS INT
+  ), NULL) AS splitk_reduce_ns_per_token,
   (SELECT GROUP_CONCAT(DISTINCT launch_name) FROM dk WHERE kernel_name GLOB '*splitKreduce*')
     AS splitk_reduce_launch,
   (SELECT GROUP_CONCAT(DISTINCT launch_name) FROM dk WHERE kernel_id IS NULL)
@@ -203,6 +274,7 @@ SELECT
     AS trace_dropped_kernels,
   -- The prefill forward: CPU time against the GPU time of its kernels.
   CAST((SELECT AVG(cpu_ns) FROM pre) AS INT) AS prefill_cpu_ns,
+  (SELECT AVG(cpu_ops) FROM pre) AS prefill_ops,
   CAST((SELECT AVG(launch_ns) FROM pre) AS INT) AS prefill_launch_ns,
   (SELECT AVG(kernels) FROM pre) AS prefill_kernels,
   CAST((SELECT AVG(kernel_ns) FROM pre) AS INT) AS prefill_kernel_ns,
