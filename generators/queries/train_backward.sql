@@ -77,6 +77,13 @@ SELECT
   (SELECT COUNT(*) FROM nodes) * 1.0 / steps.n AS autograd_nodes_per_step,
   (SELECT COUNT(*) FROM nodes WHERE name GLOB '*AccumulateGrad') * 1.0 / steps.n
     AS accumulate_grad_per_step,
+  -- Gradients added into an existing .grad: with zero_grad(set_to_none=False) every
+  -- AccumulateGrad node adds its gradient to the zeroed one (an aten::add_); with
+  -- set_to_none=True it stores the new gradient and adds nothing.
+  (SELECT COUNT(*) FROM guide_kineto_slice AS s WHERE s.name = 'aten::add_'
+    AND EXISTS (SELECT 1 FROM ancestor_slice(s.id) AS a
+      WHERE a.name GLOB '*autograd::AccumulateGrad')) * 1.0 / steps.n
+    AS accumulate_grad_adds_per_step,
   (SELECT COUNT(DISTINCT track_id) FROM nodes) AS backward_threads,
   (SELECT COUNT(*) FROM nodes
     WHERE track_id IN (SELECT track_id FROM guide_train_thread WHERE role = 'step')) = 0

@@ -43,6 +43,13 @@ SELECT
     AND c.dims IN (SELECT dims FROM weight_casts)) * 1.0 / steps.n AS backward_weight_casts,
   (SELECT CAST(COALESCE(SUM(dur), 0) / steps.n AS INT) FROM casts
     WHERE phase IN ('forward', 'backward')) AS cast_cpu_ns,
+  (SELECT CAST(COALESCE(SUM(dur), 0) / steps.n AS INT) FROM fwd) AS forward_cast_cpu_ns,
+  -- The forward's attention operator: its CPU time depends on the backend SDPA picks (the math
+  -- fallback in fp32, cuDNN under bf16 autocast on a GPU).
+  (SELECT CAST(COALESCE(SUM(o.dur), 0) / steps.n AS INT) FROM guide_train_phase_op AS o
+    JOIN guide_train_phase AS p ON p.id = o.phase_id
+    WHERE p.phase = 'forward' AND o.name = 'aten::scaled_dot_product_attention')
+    AS forward_attention_cpu_ns,
   -- What the casts buy: the CPU time of the step's GEMMs (forward and backward), and the step's.
   (SELECT CAST(SUM(dur) / steps.n AS INT) FROM guide_train_gemm) AS gemm_cpu_ns,
   CAST(steps.step_ns / steps.n AS INT) AS step_cpu_ns,

@@ -19,4 +19,7 @@ SELECT
   (SELECT cpu_ops FROM first_call) AS first_data_ops,
   (SELECT CAST(AVG(dur) AS INT) FROM later) AS later_data_cpu_ns,
   (SELECT MIN(cpu_ops) FROM later) AS later_data_min_ops,
-  (SELECT MAX(cpu_ops) FROM later) AS later_data_max_ops;
+  (SELECT MAX(cpu_ops) FROM later) AS later_data_max_ops,
+  -- The copy of the batch to the device, per step (CPU time of the to_device label).
+  (SELECT CAST(AVG(dur) AS INT) FROM guide_train_phase WHERE phase = 'to_device')
+    AS to_device_cpu_ns;

@@ -15,6 +15,22 @@ WITH
   ),
   zero_gpu AS (
     SELECT g.* FROM guide_train_phase_gpu AS g JOIN zero ON zero.id = g.phase_id
+  ),
+  -- Every kernel launch call of a phase, with its CPU duration: a launch that has to wait for
+  -- a free slot in the GPU's queue takes longer than one that does not.
+  launches AS (
+    SELECT p.phase, r.dur
+    FROM guide_train_phase_gpu AS g
+    JOIN guide_train_phase AS p ON p.id = g.phase_id
+    JOIN guide_kineto_slice AS r ON r.id = g.launch_id
+    WHERE g.launch_name GLOB 'cudaLaunchKernel*'
+  ),
+  launch_avg AS (
+    SELECT
+      (SELECT AVG(dur) FROM launches WHERE phase = 'optimizer') AS opt,
+      (SELECT AVG(dur) FROM launches WHERE phase = 'forward') AS fwd,
+      (SELECT AVG(dur) FROM launches WHERE phase = 'backward') AS bwd,
+      (SELECT COUNT(*) FROM launches WHERE phase = 'optimizer') AS opt_n
   )
 SELECT
   (SELECT substr(name, length('Optimizer.step#') + 1) FROM guide_train_phase
@@ -45,6 +61,19 @@ SELECT
     NULL
   ) AS zero_grad_memsets,
   (SELECT CAST(SUM(gpu_ns) / steps.n AS INT) FROM zero) AS zero_grad_gpu_ns,
+  -- The step, and the loss read that follows the optimizer: CPU time saved in the optimizer
+  -- can reappear as waiting there when the GPU sets the pace.
+  (SELECT CAST(SUM(dur) / steps.n AS INT) FROM guide_kineto_profiler_step) AS step_cpu_ns,
+  (SELECT CAST(COALESCE(SUM(dur), 0) / steps.n AS INT) FROM guide_train_phase
+    WHERE phase = 'log_loss') AS log_loss_cpu_ns,
+  -- Average CPU time of one kernel launch call (cudaLaunchKernel) per phase.
+  (SELECT CAST(opt AS INT) FROM launch_avg) AS optimizer_launch_avg_ns,
+  (SELECT CAST(fwd AS INT) FROM launch_avg) AS forward_launch_avg_ns,
+  (SELECT CAST(bwd AS INT) FROM launch_avg) AS backward_launch_avg_ns,
+  -- The optimizer's launches' time beyond what as many launches take in the forward, per
+  -- step: an estimate of the optimizer's CPU time spent waiting for the GPU's queue.
+  (SELECT CAST(opt_n * (opt - fwd) / steps.n AS INT) FROM launch_avg)
+    AS optimizer_launch_excess_ns,
   -- The first profiled optimizer step, for the "Open in Perfetto" button.
   (SELECT ts / 1e9 FROM opt ORDER BY ts LIMIT 1) AS optimizer_start_s,
   (SELECT (ts + dur) / 1e9 FROM opt ORDER BY ts LIMIT 1) AS optimizer_end_s
