@@ -115,9 +115,13 @@ def short_kernel_name(name: str) -> str:
     return f"{base}<{inner}>"
 
 
+#: The tooltip of a folded name (the Japanese edition's hook translates it).
+FULL_NAME_TITLE = "Show the full name"
+
+
 def _kernel_cell(name: str) -> str:
     return (
-        '<details class="pg-name"><summary title="Show the full name"><code>'
+        f'<details class="pg-name"><summary title="{FULL_NAME_TITLE}"><code>'
         f"{wrappable(short_kernel_name(name))}</code></summary>"
         f'<code class="pg-name__full">{wrappable(name)}</code></details>'
     )
@@ -132,7 +136,7 @@ def cell_html(text: str) -> str:
         parts = text.split(CHAIN_SEPARATOR)
         shown = [short_kernel_name(p) if looks_like_cpp(p) else p for p in parts]
         return (
-            '<details class="pg-name"><summary title="Show the full name">'
+            f'<details class="pg-name"><summary title="{FULL_NAME_TITLE}">'
             f"{wrappable(CHAIN_SEPARATOR.join(shown))}</summary>"
             f'<code class="pg-name__full">{wrappable(text)}</code></details>'
         )

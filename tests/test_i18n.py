@@ -158,6 +158,8 @@ def test_japanese_config_inherits_everything_but_its_own_pages() -> None:
     def extensions(config: dict) -> list:
         out = []
         for ext in config["markdown_extensions"]:
+            if isinstance(ext, dict) and "toc" in ext:
+                ext = {"toc": {k: v for k, v in ext["toc"].items() if k != "permalink_title"}}
             if isinstance(ext, dict) and "pymdownx.snippets" in ext:
                 options = dict(ext["pymdownx.snippets"])
                 options.pop("auto_append")
@@ -166,6 +168,12 @@ def test_japanese_config_inherits_everything_but_its_own_pages() -> None:
         return out
 
     assert extensions(japanese) == extensions(english)
+
+    # The palette as in English, with its toggles' names translated.
+    def palette(config: dict) -> list:
+        return [{**p, "toggle": {"icon": p["toggle"]["icon"]}} for p in config["theme"]["palette"]]
+
+    assert palette(japanese) == palette(english)
     assert set(japanese["hooks"]) == {*english["hooks"], "docs/hooks/i18n.py"}
 
     def nav_files(nav: list) -> list[str]:

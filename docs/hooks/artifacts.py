@@ -51,7 +51,7 @@ from generators.i18n import NO_ROWS, figure_file  # noqa: E402
 from generators.markdown import fenced  # noqa: E402
 from generators.queries import Query, load_query  # noqa: E402
 from generators.sql_sources import objects_used  # noqa: E402
-from generators.table_cells import cell_html, wrappable  # noqa: E402
+from generators.table_cells import FULL_NAME_TITLE, cell_html, wrappable  # noqa: E402
 from generators.units import format_value  # noqa: E402
 
 log = logging.getLogger("mkdocs.hooks.artifacts")
@@ -281,7 +281,7 @@ class Renderer:
         n = len(objects)
         used = self.t(
             f" and {n} module object{'s' if n != 1 else ''}" if objects else "",
-            f"とモジュールのオブジェクト {n} 個" if objects else "",
+            f"（ほかにモジュールのオブジェクト {n} 個）" if objects else "",
         )
         link = self.source_link(query.path)
         parts = [
@@ -304,11 +304,13 @@ class Renderer:
         self.state.shown_objects.update(obj.name for obj in new)
         if earlier:
             names = ", ".join(f"`{obj.name}`" for obj in earlier)
+            names_ja = "、".join(f"`{obj.name}`" for obj in earlier)
             parts += [
                 "",
                 self.t(
                     f"    It also uses, as shown under a table above on this page: {names}.",
-                    f"    このページの上の表の下に示した次のオブジェクトも使います: {names}。",
+                    "    次のオブジェクトも使います（定義はこのページの前の表の下にあります）: "
+                    f"{names_ja}。",
                 ),
             ]
         if new:
@@ -594,6 +596,7 @@ def edition_language(config: dict) -> str:
 
 def _table_in_japanese(table: str, query: Query, csv_path: Path) -> str:
     """A derived Markdown table with the query's Japanese column titles (the cells are the same)."""
+    table = table.replace(f'title="{FULL_NAME_TITLE}"', 'title="完全な名前を表示"')
     if table == f"*{NO_ROWS['en']}*":
         return f"*{NO_ROWS['ja']}*"
     header, _, rest = table.partition("\n")

@@ -15,7 +15,7 @@
 --   kernels per step. The `foreach` implementation batches them into a few `multi_tensor_apply`
 --   kernels, the fused one into one kernel per group.
 -- why_ja: single-tensor 実装はパラメータごとに小さな演算子をいくつも実行するため（GPU
---   ではそれぞれがカーネルの起動）、数百のパラメータを持つモデルはステップごとに数千の小さなカーネ
+--   ではそれぞれがカーネルの起動）、数百個のパラメータテンソルを持つモデルはステップごとに数千の小さなカーネ
 --   ルを起動します。`foreach` 実装はそれらを少数の `multi_tensor_apply` カーネルにまとめ、fused
 --   実装はグループごとに 1 つのカーネルにまとめます。
 -- try: `torch.optim.AdamW(params, foreach=True)`, which PyTorch already picks by default on
