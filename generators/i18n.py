@@ -23,6 +23,20 @@ NO_ROWS = {
 LANGUAGES = ("en", "ja")
 
 
+def translated(lang: str, en: str, ja: str) -> str:
+    """A text in ``lang``: each Japanese text is written beside its English where it is used."""
+    return ja if lang == "ja" else en
+
+
+def edition_language(config: dict) -> str:
+    """The language a MkDocs build is for: its theme's language ("ja" in mkdocs.ja.yml)."""
+    try:
+        language = str(config["theme"]["language"] or "en")
+    except (KeyError, TypeError):
+        return "en"
+    return "ja" if language.startswith("ja") else "en"
+
+
 def figure_file(svg_name: str, lang: str) -> str:
     """A figure's file in one language: ``timeline.svg`` (English), ``timeline.ja.svg``."""
     if lang not in LANGUAGES:

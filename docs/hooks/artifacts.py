@@ -47,7 +47,7 @@ if str(REPO_ROOT) not in sys.path:  # the hook imports the project's own formatt
 
 from generators import env  # noqa: E402
 from generators.devices import DEVICES, is_fallback, shown_device  # noqa: E402
-from generators.i18n import NO_ROWS, figure_file  # noqa: E402
+from generators.i18n import NO_ROWS, edition_language, figure_file, translated  # noqa: E402
 from generators.markdown import fenced  # noqa: E402
 from generators.queries import Query, load_query  # noqa: E402
 from generators.sql_sources import objects_used  # noqa: E402
@@ -239,7 +239,7 @@ class Renderer:
 
     def t(self, en: str, ja: str) -> str:
         """The text in this edition's language: each translation sits beside its English."""
-        return ja if self.lang == "ja" else en
+        return translated(self.lang, en, ja)
 
     def needs_cuda(self, call: Call) -> str:
         command = f"make artifacts DEVICE=cuda STEP={call.step}"
@@ -587,11 +587,6 @@ class Renderer:
             ]
         title = t("Where these numbers come from", "これらの数値の出どころ")
         return f'!!! {kind} "{title}"\n\n' + "\n".join(lines) + "\n"
-
-
-def edition_language(config: dict) -> str:
-    """The edition being built: the theme's language (mkdocs.ja.yml sets ``ja``)."""
-    return str((config.get("theme") or {}).get("language") or "en")
 
 
 def _table_in_japanese(table: str, query: Query, csv_path: Path) -> str:

@@ -40,6 +40,8 @@ from generators.doctor.browser import widget_html  # noqa: E402
 from generators.doctor.detectors import Detector, load_detectors  # noqa: E402
 from generators.doctor.gallery import GALLERY_DIR, GALLERY_FILE  # noqa: E402
 from generators.doctor.render import _slug, guide_section  # noqa: E402
+from generators.i18n import edition_language  # noqa: E402
+from generators.i18n import translated as _t  # noqa: E402
 from generators.markdown import fenced  # noqa: E402
 from generators.units import format_duration_ns  # noqa: E402
 
@@ -52,20 +54,6 @@ PLACEHOLDER = re.compile(
 
 def _e(text: object) -> str:
     return html.escape(str(text), quote=True)
-
-
-def _lang(config) -> str:  # type: ignore[no-untyped-def]
-    """The build's language: "ja" for the Japanese edition, else "en"."""
-    try:
-        language = str(config["theme"]["language"] or "en")
-    except (KeyError, TypeError):
-        return "en"
-    return "ja" if language.startswith("ja") else "en"
-
-
-def _t(lang: str, en: str, ja: str) -> str:
-    """A fixed string of the hook's in the edition's language."""
-    return ja if lang == "ja" else en
 
 
 def _rel(page_url: str, target: str) -> str:
@@ -216,7 +204,7 @@ def render_example(slug: str, lang: str = "en") -> str:
 def render_browser(page_url: str, config: dict) -> str:
     """The "check in your browser" widget, with the doctor's plan for the Perfetto UI."""
     origin = config["extra"].get("perfetto_origin", "https://ui.perfetto.dev")
-    return widget_html(origin, _rel(page_url, ".") + "/", lang=_lang(config))
+    return widget_html(origin, _rel(page_url, ".") + "/", lang=edition_language(config))
 
 
 def _published(name: str, lang: str) -> bool:
@@ -229,7 +217,7 @@ def _published(name: str, lang: str) -> bool:
 
 def on_files(files: Files, config: dict) -> Files:
     folder = ARTIFACTS_DIR / GALLERY_DIR
-    lang = _lang(config)
+    lang = edition_language(config)
     if folder.is_dir():
         for path in sorted(folder.iterdir()):
             if _published(path.name, lang):
@@ -279,7 +267,7 @@ def _lesson_notes(markdown: str, page: str, lang: str = "en") -> str:
 
 def on_page_markdown(markdown: str, page, config, files) -> str:  # type: ignore[no-untyped-def]
     src = page.file.src_uri
-    lang = _lang(config)
+    lang = edition_language(config)
     markdown = _lesson_notes(markdown, src, lang)
 
     def fill(m: re.Match[str]) -> str:

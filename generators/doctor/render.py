@@ -22,6 +22,7 @@ from typing import Any
 
 from generators.doctor.detectors import Detector
 from generators.doctor.examine import Finding, Limitation, Report
+from generators.i18n import translated as _t
 from generators.units import format_duration_ns, format_value
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
@@ -40,11 +41,6 @@ EXIT_CODES = {
 }
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-
-
-def _t(lang: str, en: str, ja: str) -> str:
-    """A fixed string of a report in its language: English, or Japanese for ``lang="ja"``."""
-    return ja if lang == "ja" else en
 
 
 def finding_seen(f: Finding, lang: str = "en") -> str:
