@@ -32,7 +32,7 @@ from matplotlib.artist import Artist
 from matplotlib.figure import Figure
 from matplotlib.legend import Legend
 
-from generators.i18n import LANGUAGES, translated
+from generators.i18n import LANGUAGES
 
 STYLE = {
     "svg.hashsalt": "profiling-guide",
@@ -89,7 +89,7 @@ class FigureContext:
 
     def t(self, en: str, ja: str) -> str:
         """The figure's language's text of a label: ``context.t("step width", "ステップの幅")``."""
-        return translated(self.lang, en, ja)
+        return ja if self.lang == "ja" else en
 
     @property
     def hardware(self) -> str:
