@@ -29,6 +29,7 @@ MACRO_TYPES = {"TableOrSubquery", "Expr", "ColumnName", "ColumnNameList"}
 
 _INCLUDE = re.compile(r"^INCLUDE\s+PERFETTO\s+MODULE\s+([\w.]+)$", re.S)
 _CREATE = re.compile(r"^CREATE\s+PERFETTO\s+(TABLE|VIEW|FUNCTION|MACRO)\s+(\w+)\s*", re.S)
+_INDEX = re.compile(r"^CREATE\s+PERFETTO\s+INDEX\s+(\w+)\s+ON\s+(\w+)\s*\(\s*[\w\s,]+\)$", re.S)
 _RETURNS = re.compile(r"\s*RETURNS\s+(\w+(?:\([\w.]*\))?)\s+AS\b", re.S)
 
 
@@ -140,11 +141,25 @@ def check_module(text: str, stem: str, known_modules: set[str] | None = None) ->
             if known_modules is not None and target not in known_modules:
                 errors.append(f"line {line}: includes {target}, which is no module")
             continue
+        index = _INDEX.match(code)
+        if index:
+            name, table = index.group(1), index.group(2)
+            where = f"line {line}: index {name}"
+            if not name.startswith((public, private)):
+                errors.append(f"{where}: name it {public}..._idx")
+            if not re.search(rf"CREATE\s+PERFETTO\s+TABLE\s+{table}\b", masked[:stmt_start]):
+                errors.append(f"{where}: {table} is not a table this module made above it")
+            above = text[:stmt_start].rstrip("\n").splitlines()
+            last = above[-1].lstrip() if above else ""
+            if not (last.startswith("--") or _INDEX.match(last.rstrip(";"))):
+                errors.append(f"{where}: no comment right above it (or an index above it)")
+            continue
         create = _CREATE.match(code)
         if not create:
             errors.append(
-                f"line {line}: only INCLUDE PERFETTO MODULE and CREATE PERFETTO "
-                f"TABLE/VIEW/FUNCTION/MACRO statements may appear: {code[:60]!r}"
+                f"line {line}: only INCLUDE PERFETTO MODULE, CREATE PERFETTO "
+                f"TABLE/VIEW/FUNCTION/MACRO and CREATE PERFETTO INDEX statements may appear: "
+                f"{code[:60]!r}"
             )
             continue
         kind, name = create.group(1).upper(), create.group(2)
@@ -248,7 +263,7 @@ GOOD = """-- A module.
 INCLUDE PERFETTO MODULE guide.kineto;
 
 -- Slices.
-CREATE PERFETTO VIEW guide_m_slice(
+CREATE PERFETTO TABLE guide_m_slice(
   -- Slice id.
   id ID(slice.id),
   -- Enclosing slice.
@@ -261,6 +276,10 @@ CREATE PERFETTO VIEW guide_m_slice(
   dur DURATION
 ) AS
 SELECT id, parent_id, arg_set_id, ts, dur FROM slice WHERE name != 'a;b(';
+
+-- Slices looked up by parent.
+CREATE PERFETTO INDEX guide_m_slice_parent_idx ON guide_m_slice(parent_id);
+CREATE PERFETTO INDEX guide_m_slice_ts_idx ON guide_m_slice(ts, dur);
 
 -- Doubles a number.
 CREATE PERFETTO FUNCTION _guide_m_twice(
@@ -310,6 +329,9 @@ def test_a_good_module_passes() -> None:
         (("-- Its rows.\n", ""), "no comment on its return value"),
         (("t TableOrSubquery", "t LONG"), "argument t has type LONG"),
         (("RETURNS LONG AS", "RETURNS INT AS"), "returns type INT"),
+        (("INDEX guide_m_slice_parent_idx", "INDEX slice_parent_idx"), "index slice_parent_idx"),
+        (("ON guide_m_slice(parent_id)", "ON slice(parent_id)"), "not a table this module made"),
+        (("-- Slices looked up by parent.\n", ""), "no comment right above it"),
     ],
 )
 def test_a_bad_module_fails(change: tuple[str, str], error: str) -> None:

@@ -35,17 +35,22 @@ INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.windows;
 
 WITH
-  kernel AS MATERIALIZED (
-    SELECT id, ts, dur, name, device, stream,
-      (lower(name) GLOB '*nccl*' OR lower(name) GLOB '*rccl*') AS comm
-    FROM guide_kineto_gpu_activity
-    WHERE category = 'kernel'
+  -- Communication kernels: NCCL's or RCCL's, in any letter case, as one GLOB (which the
+  -- table filters itself, unlike an OR or a LIKE).
+  comm AS MATERIALIZED (
+    SELECT id, ts, dur, name, device, stream FROM guide_kineto_gpu_activity
+    WHERE category = 'kernel' AND name GLOB '*[nNrR][cC][cC][lL]*'
   ),
-  comm AS MATERIALIZED (SELECT * FROM kernel WHERE comm),
+  -- The other kernels, read only when there is communication to compare with.
+  compute AS MATERIALIZED (
+    SELECT id, ts, dur, name, device, stream FROM guide_kineto_gpu_activity
+    WHERE category = 'kernel' AND NOT name GLOB '*[nNrR][cC][cC][lL]*'
+      AND EXISTS (SELECT 1 FROM comm)
+  ),
   overlap AS (
     SELECT c.id AS group_id, MAX(k.ts, c.ts) AS ts, MIN(k.ts + k.dur, c.ts + c.dur) - MAX(k.ts, c.ts) AS dur
     FROM comm AS c
-    JOIN kernel AS k ON k.device = c.device AND NOT k.comm AND k.ts < c.ts + c.dur AND k.ts + k.dur > c.ts
+    JOIN compute AS k ON k.device = c.device AND k.ts < c.ts + c.dur AND k.ts + k.dur > c.ts
   ),
   covered AS (SELECT * FROM guide_windows_union!(overlap)),
   per_comm AS MATERIALIZED (
@@ -63,4 +68,4 @@ SELECT
   100.0 * total.exposed_ns / total.comm_ns AS exposed_pct
 FROM per_comm AS p, total
 WHERE total.comm_ns > 0 AND 100.0 * total.exposed_ns / total.comm_ns >= {{exposed_pct_min}}
-ORDER BY p.exposed_ns DESC
+ORDER BY p.exposed_ns DESC, ts

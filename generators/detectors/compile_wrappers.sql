@@ -34,11 +34,16 @@
 INCLUDE PERFETTO MODULE guide.windows;
 
 WITH
+  -- One filter per name, not an OR of both: each then runs inside the slice table itself.
+  named AS MATERIALIZED (
+    SELECT id, ts, dur, name, track_id FROM slice WHERE name GLOB 'Torch-Compiled Region*'
+    UNION ALL
+    SELECT id, ts, dur, name, track_id FROM slice WHERE name = 'TorchDynamo Cache Lookup'
+  ),
   wrapper AS MATERIALIZED (
     SELECT s.id, s.ts, s.dur, s.name, s.track_id
-    FROM slice AS s
+    FROM named AS s
     JOIN guide_windows_loop AS w ON s.ts >= w.ts AND s.ts < w.ts + w.dur
-    WHERE s.name GLOB 'Torch-Compiled Region*' OR s.name = 'TorchDynamo Cache Lookup'
   ),
   child AS (
     SELECT w.id, SUM(c.dur) AS child_ns
@@ -56,4 +61,4 @@ FROM wrapper AS w
 LEFT JOIN child AS c USING (id)
 LEFT JOIN thread_track AS tt ON tt.id = w.track_id
 LEFT JOIN thread AS t USING (utid)
-ORDER BY cost_ns DESC
+ORDER BY cost_ns DESC, ts

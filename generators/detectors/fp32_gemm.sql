@@ -54,9 +54,10 @@ WITH
     WHERE compute_major >= 7 AND name NOT GLOB '*AMD*'
     ORDER BY device LIMIT 1
   ),
-  kernel AS MATERIALIZED (SELECT * FROM guide_kineto_gpu_activity WHERE category = 'kernel'),
   -- Each distinct name read once: a trace repeats a few names thousands of times.
-  kernel_name AS MATERIALIZED (SELECT DISTINCT name FROM kernel),
+  kernel_name AS MATERIALIZED (
+    SELECT DISTINCT name FROM guide_kineto_gpu_activity WHERE category = 'kernel'
+  ),
   fp32_name AS MATERIALIZED (
     SELECT name FROM kernel_name
     WHERE guide_kernel_names_work(name) = 'GEMM'
@@ -65,17 +66,26 @@ WITH
   ),
   -- SDPA's math backend computes in fp32 whatever the model's type: its GEMMs are that
   -- backend's finding (attention-materialised), not the model's precision.
+  sdpa_math AS MATERIALIZED (
+    SELECT id FROM slice WHERE name = 'aten::_scaled_dot_product_attention_math'
+  ),
   fp32 AS MATERIALIZED (
-    SELECT k.* FROM kernel AS k
-    WHERE k.name IN (SELECT name FROM fp32_name)
-      AND NOT EXISTS (
-        SELECT 1 FROM guide_kineto_launch_link AS ll
-        JOIN ancestor_slice(ll.launch_id) AS a
-        WHERE ll.gpu_id = k.id AND a.name = 'aten::_scaled_dot_product_attention_math'
+    SELECT k.* FROM guide_kineto_gpu_activity AS k
+    WHERE k.category = 'kernel' AND k.name IN (SELECT name FROM fp32_name)
+      -- Ancestors are read only when the trace ran the math backend at all.
+      AND (
+        NOT EXISTS (SELECT 1 FROM sdpa_math)
+        OR NOT EXISTS (
+          SELECT 1 FROM guide_kineto_launch_link AS ll
+          JOIN ancestor_slice(ll.launch_id) AS a
+          WHERE ll.gpu_id = k.id AND a.id IN (SELECT id FROM sdpa_math)
+        )
       )
   ),
   total AS (
-    SELECT (SELECT SUM(dur) FROM fp32) AS fp32_ns, (SELECT SUM(dur) FROM kernel) AS kernel_ns
+    SELECT
+      (SELECT SUM(dur) FROM fp32) AS fp32_ns,
+      (SELECT SUM(dur) FROM guide_kineto_gpu_activity WHERE category = 'kernel') AS kernel_ns
   )
 SELECT
   fp32.ts,
@@ -88,4 +98,4 @@ SELECT
   gpu.name AS gpu_name
 FROM fp32, total, gpu
 WHERE total.kernel_ns > 0 AND 100.0 * total.fp32_ns / total.kernel_ns >= {{gemm_pct_min}}
-ORDER BY fp32.dur DESC
+ORDER BY fp32.dur DESC, ts

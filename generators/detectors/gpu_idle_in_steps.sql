@@ -43,7 +43,7 @@ INCLUDE PERFETTO MODULE guide.windows;
 
 WITH
   loop AS (SELECT SUM(dur) AS loop_ns FROM guide_windows_loop),
-  gap AS (
+  gap AS MATERIALIZED (
     SELECT g.*, w.location AS window_location, w.step
     FROM guide_windows_gpu_gap AS g
     JOIN guide_windows_loop AS w USING (window_id)
@@ -64,4 +64,4 @@ SELECT
   gap.dur >= {{gap_ns_min}} AS evidence
 FROM gap, loop, total
 WHERE loop.loop_ns > 0 AND 100.0 * total.idle_ns / loop.loop_ns >= {{idle_pct_min}}
-ORDER BY gap.dur DESC
+ORDER BY gap.dur DESC, ts

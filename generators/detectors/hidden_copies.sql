@@ -36,44 +36,52 @@ INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.windows;
 
 WITH
-  -- Each aten::copy_ inside the loop, with the outermost operator above it.
+  -- SDPA's math backend casts to fp32 and back inside: its finding is
+  -- attention-materialised, and the fix is another backend, not an in-place operator.
+  sdpa_math AS MATERIALIZED (
+    SELECT id FROM slice WHERE name = 'aten::_scaled_dot_product_attention_math'
+  ),
+  -- The device copies and copy kernels launched directly by an aten::copy_ inside the loop.
+  launched AS MATERIALIZED (
+    SELECT c.id AS copy_id, g.id, g.ts, g.dur, g.name, g.device, g.stream
+    FROM guide_kineto_launch_link AS ll
+    JOIN guide_kineto_gpu_activity AS g ON g.id = ll.gpu_id
+    JOIN slice AS r ON r.id = ll.launch_id
+    JOIN slice AS c ON c.id = r.parent_id
+    CROSS JOIN guide_windows_loop AS w ON c.ts >= w.ts AND c.ts < w.ts + w.dur
+    WHERE c.name = 'aten::copy_' AND c.category = 'cpu_op'
+      AND ((g.category = 'gpu_memcpy' AND g.name GLOB '*DtoD*') OR g.category = 'kernel')
+  ),
+  busy AS MATERIALIZED (SELECT SUM(busy_ns) AS busy_ns FROM guide_windows_loop_busy),
+  -- Each of those copies with the outermost operator above it (read once per copy).
   copy_op AS MATERIALIZED (
     SELECT
-      s.id,
+      c.copy_id,
       (
-        SELECT a.name FROM ancestor_slice(s.id) AS a
+        SELECT a.name FROM ancestor_slice(c.copy_id) AS a
         WHERE a.category = 'cpu_op' ORDER BY a.depth LIMIT 1
       ) AS outer_op
-    FROM slice AS s
-    JOIN guide_windows_loop AS w ON s.ts >= w.ts AND s.ts < w.ts + w.dur
-    WHERE s.name = 'aten::copy_' AND s.category = 'cpu_op'
-      -- Only those that launched GPU work themselves (most copies on a GPU trace do).
-      AND s.id IN (
-        SELECT r.parent_id FROM guide_kineto_launch_link AS ll JOIN slice AS r ON r.id = ll.launch_id
-      )
-      -- SDPA's math backend casts to fp32 and back inside: its finding is
-      -- attention-materialised, and the fix is another backend, not an in-place operator.
-      AND NOT EXISTS (
-        SELECT 1 FROM ancestor_slice(s.id) AS a
-        WHERE a.name = 'aten::_scaled_dot_product_attention_math'
+    FROM (SELECT DISTINCT copy_id FROM launched) AS c
+    -- Read only when these copies, all of them, would reach the threshold: the hidden ones
+    -- are some of them.
+    WHERE (SELECT 100.0 * SUM(dur) FROM launched) >= {{copy_pct_min}} * (SELECT busy_ns FROM busy)
+      -- Ancestors are read only when the trace ran the math backend at all.
+      AND (
+        NOT EXISTS (SELECT 1 FROM sdpa_math)
+        OR NOT EXISTS (
+          SELECT 1 FROM ancestor_slice(c.copy_id) AS a
+          WHERE a.id IN (SELECT id FROM sdpa_math)
+        )
       )
   ),
-  -- The copies and copy kernels those operators launched directly.
   hidden AS MATERIALIZED (
-    SELECT g.id, g.ts, g.dur, g.name, g.device, g.stream, c.outer_op
-    FROM copy_op AS c
-    JOIN slice AS r ON r.parent_id = c.id
-    JOIN guide_kineto_launch_link AS ll ON ll.launch_id = r.id
-    JOIN guide_kineto_gpu_activity AS g ON g.id = ll.gpu_id
+    SELECT l.id, l.ts, l.dur, l.name, l.device, l.stream, c.outer_op
+    FROM launched AS l
+    JOIN copy_op AS c USING (copy_id)
     WHERE c.outer_op NOT IN (
         'aten::copy_', 'aten::clone', 'aten::to', 'aten::_to_copy', 'aten::contiguous',
         'aten::index_copy_', 'aten::index_put_', 'aten::copy', 'aten::cat'
       )
-      AND ((g.category = 'gpu_memcpy' AND g.name GLOB '*DtoD*') OR g.category = 'kernel')
-  ),
-  busy AS MATERIALIZED (
-    SELECT SUM(b.busy_ns) AS busy_ns
-    FROM guide_windows_gpu_busy!((SELECT window_id, ts, dur FROM guide_windows_loop)) AS b
   ),
   total AS (SELECT SUM(dur) AS copy_ns FROM hidden)
 SELECT
@@ -86,4 +94,4 @@ SELECT
   100.0 * total.copy_ns / busy.busy_ns AS copy_pct
 FROM hidden, busy, total
 WHERE busy.busy_ns > 0 AND 100.0 * total.copy_ns / busy.busy_ns >= {{copy_pct_min}}
-ORDER BY hidden.dur DESC
+ORDER BY hidden.dur DESC, hidden.ts, hidden.id

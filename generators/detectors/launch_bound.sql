@@ -49,7 +49,9 @@ WITH
     FROM guide_kineto_launch_link AS ll
     JOIN slice AS g ON g.id = ll.gpu_id
     JOIN slice AS r ON r.id = ll.launch_id
-    JOIN guide_windows_loop AS w ON r.ts >= w.ts AND r.ts < w.ts + w.dur
+    -- Windows last (CROSS JOIN keeps that order): the planner would otherwise scan the slices
+    -- of each window and look each one up among the links.
+    CROSS JOIN guide_windows_loop AS w ON r.ts >= w.ts AND r.ts < w.ts + w.dur
     WHERE g.category = 'kernel'
       -- A graph launch replays many kernels; each is not compared with the whole launch.
       AND r.name NOT GLOB '*GraphLaunch*'
@@ -74,4 +76,4 @@ LEFT JOIN thread_track AS tt ON tt.id = l.track_id
 LEFT JOIN thread AS t USING (utid), total
 WHERE l.kernel_ns < l.launch_ns AND total.kernels > 0
   AND 100.0 * total.short / total.kernels >= {{short_pct_min}}
-ORDER BY l.launch_ns DESC
+ORDER BY l.launch_ns DESC, ts

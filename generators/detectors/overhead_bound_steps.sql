@@ -40,7 +40,7 @@ INCLUDE PERFETTO MODULE guide.kineto;
 
 WITH
   step AS (SELECT window_id, step, ts, dur, location FROM guide_windows_loop WHERE step IS NOT NULL),
-  busy AS (SELECT * FROM guide_windows_gpu_busy!((SELECT window_id, ts, dur FROM step))),
+  busy AS (SELECT * FROM guide_windows_loop_busy),
   launch AS (
     SELECT st.window_id, COUNT(*) AS launches, SUM(r.dur) AS launch_ns
     FROM step AS st
@@ -74,4 +74,4 @@ LEFT JOIN drained AS d USING (window_id)
 WHERE b.busy_ns IS NOT NULL AND st.dur > 0
   AND COALESCE(d.work_end, st.ts) <= st.ts + st.dur
   AND 100.0 * b.busy_ns / st.dur < {{busy_pct_max}}
-ORDER BY cost_ns DESC
+ORDER BY cost_ns DESC, ts

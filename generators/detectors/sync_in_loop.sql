@@ -37,13 +37,19 @@ INCLUDE PERFETTO MODULE guide.windows;
 INCLUDE PERFETTO MODULE guide.kineto;
 
 WITH
+  -- The synchronising calls: one filter per name pattern, which the table runs itself.
+  call AS MATERIALIZED (
+    SELECT id, name, ts, dur FROM guide_kineto_runtime_call WHERE name GLOB '*Synchronize'
+    UNION ALL
+    SELECT id, name, ts, dur FROM guide_kineto_runtime_call
+    WHERE name IN ('cudaMemcpy', 'hipMemcpy')
+  ),
   sync AS MATERIALIZED (
     SELECT r.id, r.name, r.ts, r.dur, w.step, s.thread_name, s.tid
-    FROM guide_kineto_runtime_call AS r
+    FROM call AS r
     JOIN guide_kineto_slice AS s USING (id)
-    JOIN guide_windows_loop AS w ON r.ts >= w.ts AND r.ts < w.ts + w.dur
-    WHERE (r.name GLOB '*Synchronize' OR r.name IN ('cudaMemcpy', 'hipMemcpy'))
-      AND EXISTS (SELECT 1 FROM guide_kineto_gpu_activity)
+    CROSS JOIN guide_windows_loop AS w ON r.ts >= w.ts AND r.ts < w.ts + w.dur
+    WHERE EXISTS (SELECT 1 FROM guide_kineto_gpu_activity)
   ),
   waited AS (SELECT * FROM guide_windows_gpu_busy!((SELECT id AS window_id, ts, dur FROM sync))),
   -- The operator that asked for the synchronisation: the nearest enclosing cpu_op.
@@ -66,4 +72,4 @@ SELECT
 FROM sync
 JOIN caller USING (id)
 LEFT JOIN waited ON waited.window_id = sync.id
-ORDER BY sync.dur DESC
+ORDER BY sync.dur DESC, ts

@@ -50,7 +50,7 @@ JOIN thread AS t USING (utid)
 LEFT JOIN process AS p USING (upid);
 
 -- Work that ran on a GPU: kernels, memory copies and memory sets.
-CREATE PERFETTO VIEW guide_kineto_gpu_activity(
+CREATE PERFETTO TABLE guide_kineto_gpu_activity(
   -- Slice id.
   id ID(slice.id),
   -- Start timestamp (ns).
@@ -73,7 +73,7 @@ FROM guide_kineto_slice
 WHERE category IN ('kernel', 'gpu_memcpy', 'gpu_memset');
 
 -- CPU-side calls into the CUDA runtime or driver (launches, synchronisations, occupancy queries).
-CREATE PERFETTO VIEW guide_kineto_runtime_call(
+CREATE PERFETTO TABLE guide_kineto_runtime_call(
   -- Slice id.
   id ID(slice.id),
   -- Start timestamp (ns).
@@ -130,13 +130,17 @@ WHERE r.category IN ('cuda_runtime', 'cuda_driver')
   -- When the importer drops a kernel that partly overlaps another (cuBLAS's split-K reduce
   -- kernel overlapping its GEMM, say), its flow lands on the overlapped kernel instead. Both
   -- ends of a true link carry the same CUPTI correlation id: keep only those (or links
-  -- without ids).
-  AND (
-    EXTRACT_ARG(r.arg_set_id, 'args.correlation') IS NULL
-    OR EXTRACT_ARG(g.arg_set_id, 'args.correlation') IS NULL
-    OR EXTRACT_ARG(r.arg_set_id, 'args.correlation')
-      = EXTRACT_ARG(g.arg_set_id, 'args.correlation')
+  -- without ids: the comparison is NULL then, and COALESCE keeps the link). Each id is read
+  -- once per link: reading args is most of this table's cost.
+  AND COALESCE(
+    EXTRACT_ARG(r.arg_set_id, 'args.correlation') = EXTRACT_ARG(g.arg_set_id, 'args.correlation'),
+    TRUE
   );
+
+-- Links looked up by either end: from a kernel to its launch (the GPU's gaps), from a launch to
+-- its kernels.
+CREATE PERFETTO INDEX guide_kineto_launch_link_gpu_idx ON guide_kineto_launch_link(gpu_id);
+CREATE PERFETTO INDEX guide_kineto_launch_link_launch_idx ON guide_kineto_launch_link(launch_id);
 
 -- The record_function() region directly inside each profiled step (`ProfilerStep#N` → label):
 -- the guide's workloads wrap each call of the code they study in one such label.

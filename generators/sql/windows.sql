@@ -156,6 +156,21 @@ SELECT 0, NULL, start_ts, end_ts - start_ts, 'whole trace'
 FROM trace_bounds
 WHERE NOT EXISTS (SELECT 1 FROM steps);
 
+-- The GPU's busy time inside each window of the step loop (guide_windows_gpu_busy over
+-- guide_windows_loop), computed once: several checks divide by it.
+CREATE PERFETTO TABLE guide_windows_loop_busy(
+  -- Loop window (guide_windows_loop.window_id).
+  window_id JOINID(slice.id),
+  -- The window's width (ns).
+  window_ns DURATION,
+  -- GPU activities that overlap the window.
+  activities LONG,
+  -- Union of GPU activity inside the window (ns); NULL on a CPU-only trace.
+  busy_ns DURATION
+) AS
+SELECT window_id, window_ns, activities, busy_ns
+FROM guide_windows_gpu_busy!((SELECT window_id, ts, dur FROM guide_windows_loop));
+
 -- Stretches inside the step loop when a GPU ran nothing between two of its activities, each with
 -- what the GPU was waiting for. Per device: a stream waiting while another stream runs is not a
 -- gap. A gap is clipped to the loop window it falls in (guide_windows_loop).
@@ -204,13 +219,10 @@ WITH
     JOIN guide_windows_loop AS w ON g.gap_ts < w.ts + w.dur AND g.gap_end > w.ts
   ),
   sync_return AS MATERIALIZED (
+    SELECT ts + dur AS end_ts FROM guide_kineto_runtime_call WHERE name GLOB '*Synchronize'
+    UNION ALL
     SELECT ts + dur AS end_ts FROM guide_kineto_runtime_call
-    WHERE name GLOB '*Synchronize' OR name IN ('cudaMemcpy', 'hipMemcpy')
-  ),
-  launch AS MATERIALIZED (
-    SELECT ll.gpu_id, r.ts, r.ts + r.dur AS end_ts
-    FROM guide_kineto_launch_link AS ll
-    JOIN guide_kineto_runtime_call AS r ON r.id = ll.launch_id
+    WHERE name IN ('cudaMemcpy', 'hipMemcpy')
   ),
   stall AS MATERIALIZED (
     SELECT ts, ts + dur AS end_ts FROM guide_kineto_slice WHERE name = 'Activity Buffer Request'
@@ -229,9 +241,11 @@ SELECT
     WHEN EXISTS (
       SELECT 1 FROM sync_return AS s WHERE s.end_ts >= c.gap_ts AND s.end_ts <= c.gap_end
     ) THEN 'sync'
-    WHEN l.end_ts > c.gap_ts THEN 'host'
+    WHEN l.ts + l.dur > c.gap_ts THEN 'host'
     ELSE 'other'
   END AS cause
 FROM clipped AS c
-LEFT JOIN launch AS l ON l.gpu_id = c.next_gpu_id
+-- The launch of the activity that ended the gap (the links are indexed by gpu_id).
+LEFT JOIN guide_kineto_launch_link AS ll ON ll.gpu_id = c.next_gpu_id
+LEFT JOIN slice AS l ON l.id = ll.launch_id
 WHERE c.dur > 0;
