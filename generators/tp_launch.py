@@ -4,9 +4,9 @@ The WebAssembly engine takes a few tenths of a second to start (Node.js, compili
 the trace processor's first instance), and a command that opens one trace waits for it. This
 module imports only what starting it needs (``os``, ``subprocess`` and ``threading`` from the
 standard library, and ``generators.env``), so a command can start the engine before importing
-anything else (:func:`start_early`): its own imports then overlap the engine's start. :func:`generators.tp_engine.spawn_wasm` adopts a process
-started early for the same command line; one nobody adopted is stopped by
-:func:`generators.tp.close_engines` or at exit.
+anything else (:func:`start_early`): its own imports then overlap the engine's start.
+:func:`generators.tp_engine.spawn_wasm` adopts a process started early for the same command
+line; one nobody adopted is stopped by :func:`generators.tp.close_engines` or at exit.
 
 :mod:`generators.tp_engine` re-exports the public names; :mod:`generators.tp` is the entry point.
 """

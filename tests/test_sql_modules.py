@@ -150,9 +150,8 @@ def check_module(text: str, stem: str, known_modules: set[str] | None = None) ->
             if not re.search(rf"CREATE\s+PERFETTO\s+TABLE\s+{table}\b", masked[:stmt_start]):
                 errors.append(f"{where}: {table} is not a table this module made above it")
             above = text[:stmt_start].rstrip("\n").splitlines()
-            last = above[-1].lstrip() if above else ""
-            if not (last.startswith("--") or _INDEX.match(last.rstrip(";"))):
-                errors.append(f"{where}: no comment right above it (or an index above it)")
+            if not above or not above[-1].lstrip().startswith("--"):
+                errors.append(f"{where}: no comment right above it")
             continue
         create = _CREATE.match(code)
         if not create:
@@ -279,6 +278,8 @@ SELECT id, parent_id, arg_set_id, ts, dur FROM slice WHERE name != 'a;b(';
 
 -- Slices looked up by parent.
 CREATE PERFETTO INDEX guide_m_slice_parent_idx ON guide_m_slice(parent_id);
+
+-- Slices looked up by time.
 CREATE PERFETTO INDEX guide_m_slice_ts_idx ON guide_m_slice(ts, dur);
 
 -- Doubles a number.

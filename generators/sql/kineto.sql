@@ -137,9 +137,10 @@ WHERE r.category IN ('cuda_runtime', 'cuda_driver')
     TRUE
   );
 
--- Links looked up by either end: from a kernel to its launch (the GPU's gaps), from a launch to
--- its kernels.
+-- Links looked up by their GPU end: from a kernel to the call that launched it (the GPU's gaps).
 CREATE PERFETTO INDEX guide_kineto_launch_link_gpu_idx ON guide_kineto_launch_link(gpu_id);
+
+-- Links looked up by their CPU end: from a launch call to what it started.
 CREATE PERFETTO INDEX guide_kineto_launch_link_launch_idx ON guide_kineto_launch_link(launch_id);
 
 -- The record_function() region directly inside each profiled step (`ProfilerStep#N` → label):
