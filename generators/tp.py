@@ -54,7 +54,7 @@ import os
 import sys
 import threading
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -667,6 +667,17 @@ def _read_chunks(path: Path) -> Iterator[bytes]:
             yield chunk
 
 
+def _reported(
+    chunks: Iterator[bytes], total: int, on_read: Callable[[int, int], None]
+) -> Iterator[bytes]:
+    """``chunks``, calling ``on_read`` once the consumer has taken each one."""
+    done = 0
+    for chunk in chunks:
+        yield chunk
+        done += len(chunk)
+        on_read(done, total)
+
+
 def _check_file(path: Path) -> None:
     if not path.exists():
         raise TraceOpenError(path, "no such file")
@@ -802,6 +813,7 @@ def open_trace(
     tier_up: bool = True,
     wasm: str | None = None,
     client: str = "perfetto",
+    on_read: Callable[[int, int], None] | None = None,
 ) -> Iterator[TraceProcessor]:
     """Open ``path`` in a trace processor; yields a ``perfetto`` ``TraceProcessor``
     (a :class:`LightTraceProcessor` with ``client="light"``).
@@ -823,6 +835,9 @@ def open_trace(
     to 4 GiB, somewhat faster); by default ``PROFILING_GUIDE_TP_WASM``.
     ``client``: "perfetto" (the ``perfetto`` package's ``TraceProcessor``) or "light" (a
     :class:`LightTraceProcessor`: ``query`` only, without the package's import time).
+    ``on_read``: called as ``on_read(bytes_done, bytes_total)`` (bytes of the file on disk)
+    each time the engine has taken another chunk of the trace, for progress on a large trace;
+    after the last chunk the engine still sorts and imports the events, which it cannot report.
 
     Raises :class:`TraceOpenError`, naming the file, when the trace cannot be
     opened, including when no engine can run (a bad ``bin_path`` is named in
@@ -863,7 +878,10 @@ def open_trace(
         tp.engine_spec = spec
         tp.trace_path = path
         try:
-            _load(tp, _read_chunks(path), ftrace_raw)
+            chunks = _read_chunks(path)
+            if on_read is not None:
+                chunks = _reported(chunks, path.stat().st_size, on_read)
+            _load(tp, chunks, ftrace_raw)
         except Exception as e:
             raise TraceOpenError(path, _load_error(e, eng)) from None
         _validate_loaded(tp, path, allow_empty)

@@ -158,3 +158,22 @@ def test_doctor_cli_finds_the_same_with_its_one_shot_engine() -> None:
 
 def _without_seconds(text: str) -> str:
     return "\n".join(line for line in text.splitlines() if '"seconds"' not in line)
+
+
+def test_progress_through_a_trace_read_in_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``open_trace(on_read=...)`` reports each chunk the engine took, up to the file's size; a
+    trace read in many chunks holds the same events as one read whole."""
+    import generators.tp as tp_module
+
+    with open_trace(H100_BERT, client="light", reuse=False) as tp:
+        whole = rows_of(tp, "SELECT COUNT(*), SUM(dur) FROM slice")[1]
+    monkeypatch.setattr(tp_module, "PARSE_CHUNK_BYTES", 16 << 10)
+    calls: list[tuple[int, int]] = []
+    with open_trace(
+        H100_BERT, client="light", reuse=False, on_read=lambda d, t: calls.append((d, t))
+    ) as tp:
+        assert rows_of(tp, "SELECT COUNT(*), SUM(dur) FROM slice")[1] == whole
+    size = H100_BERT.stat().st_size
+    assert len(calls) == -(-size // (16 << 10)) > 3
+    assert [d for d, _ in calls] == sorted({d for d, _ in calls})  # strictly increasing
+    assert calls[-1] == (size, size) and {t for _, t in calls} == {size}

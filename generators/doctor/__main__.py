@@ -203,9 +203,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             progress(f"[{n}/{len(args.traces)}] loading {path} ({size / 1e6:.1f} MB)")
             try:
                 options = engine_options(_trace_bytes(path))
+
+                def read(done: int, total: int, n: int = n, path: Path = path) -> None:
+                    """Progress through a large trace: the engine reads it a chunk at a time,
+                    then sorts and imports its events (the longer part, with no progress)."""
+                    where = f"[{n}/{len(args.traces)}]"
+                    if done < total:
+                        mb = f"{done / 1e6:.0f} of {total / 1e6:.0f} MB"
+                        progress(f"{where} reading {path}: {mb}", detail=True)
+                    else:
+                        progress(f"{where} importing the events of {path}", detail=True)
+
                 # The light client: it imports in milliseconds, the perfetto package in tenths.
                 with open_trace(
-                    path, bin_path=args.tp_bin, engine=args.engine, client="light", **options
+                    path,
+                    bin_path=args.tp_bin,
+                    engine=args.engine,
+                    client="light",
+                    on_read=read,
+                    **options,
                 ) as tp:
                     report = examine(
                         tp,
