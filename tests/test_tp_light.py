@@ -177,3 +177,26 @@ def test_progress_through_a_trace_read_in_chunks(monkeypatch: pytest.MonkeyPatch
     assert len(calls) == -(-size // (16 << 10)) > 3
     assert [d for d, _ in calls] == sorted({d for d, _ in calls})  # strictly increasing
     assert calls[-1] == (size, size) and {t for _, t in calls} == {size}
+
+
+def test_no_early_engine_where_a_native_binary_is_cached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the ``perfetto`` package's native binary cached, open_trace would use it (it starts
+    in milliseconds): starting the WebAssembly engine early would be wasted work."""
+    from generators import tp_launch
+
+    close_engines()
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("PROFILING_GUIDE_TP_ENGINE", "auto")
+    monkeypatch.delenv("PROFILING_GUIDE_TP_BIN", raising=False)
+    assert tp_launch.start_early(tier_up=False, wasm="32")  # nothing cached: it starts
+    close_engines()
+    prebuilts = tmp_path / ".local" / "share" / "perfetto" / "prebuilts"
+    prebuilts.mkdir(parents=True)
+    (prebuilts / "trace_processor_shell-0123456789abcdef").write_bytes(b"")
+    assert not tp_launch.start_early(tier_up=False, wasm="32")
+    monkeypatch.setenv("PROFILING_GUIDE_TP_ENGINE", "wasm")  # forced: the cache does not matter
+    assert tp_launch.start_early(tier_up=False, wasm="32")
+    close_engines()
+    assert engine_pids() == []
