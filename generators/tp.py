@@ -25,8 +25,9 @@ does not pay for starting Node and compiling the module each time. An engine
 that saw any error is stopped rather than reused, and every engine is
 stopped at interpreter exit, or by the kernel if this process dies.
 
-A one-shot command can start its engine early with :func:`prestart` (it
-starts while the command imports the rest), open the trace with
+A one-shot command can start its engine early (it starts while the command
+imports the rest): with :func:`generators.tp_launch.start_early` before
+importing this module, or with :func:`prestart`. It can open the trace with
 ``client="light"`` (:class:`LightTraceProcessor`, without the import time of
 the ``perfetto`` package) and tune the WebAssembly engine for a short job
 (``tier_up=False``, ``wasm="32"``): ``python -m generators.doctor`` does all

@@ -2,9 +2,9 @@
 
 The WebAssembly engine takes a few tenths of a second to start (Node.js, compiling the module,
 the trace processor's first instance), and a command that opens one trace waits for it. This
-module imports only what starting it needs (``os``, ``subprocess`` and ``threading`` from the
-standard library, and ``generators.env``), so a command can start the engine before importing
-anything else (:func:`start_early`): its own imports then overlap the engine's start.
+module imports little beyond what starting it needs (``os``, ``subprocess`` and ``threading``
+from the standard library, and ``generators.env``), so a command can start the engine before
+importing anything else (:func:`start_early`): its own imports then overlap the engine's start.
 :func:`generators.tp_engine.spawn_wasm` adopts a process started early for the same command
 line; one nobody adopted is stopped by :func:`generators.tp.close_engines` or at exit.
 
@@ -128,7 +128,10 @@ def _linux_die_with_parent() -> None:
 def _stderr_file() -> IO[bytes]:
     """An anonymous file for an engine's stderr (read back for error messages)."""
     if hasattr(os, "memfd_create"):  # Linux: no temporary file, and no tempfile import
-        return os.fdopen(os.memfd_create("tp-engine-stderr"), "w+b")
+        try:
+            return os.fdopen(os.memfd_create("tp-engine-stderr"), "w+b")
+        except OSError:  # refused (a sandbox): a temporary file does the same
+            pass
     import tempfile
 
     return tempfile.TemporaryFile()  # owned by the caller
@@ -189,14 +192,20 @@ def start_early(*, wasm: str | None = None, tier_up: bool = True, ftrace_raw: bo
     return True
 
 
+def _perfetto_prebuilts() -> str:
+    """Where the ``perfetto`` package caches its native binaries."""
+    return os.path.join(os.path.expanduser("~"), ".local", "share", "perfetto", "prebuilts")
+
+
 def _perfetto_binary_cached() -> bool:
     """Whether the ``perfetto`` package's cache holds a trace_processor_shell (of any version:
-    :func:`generators.tp_engine.perfetto_cached_binary` knows which one it would use)."""
-    cache = os.path.join(os.path.expanduser("~"), ".local", "share", "perfetto", "prebuilts")
+    :func:`generators.tp_engine.perfetto_cached_binary` knows which one it would use; a
+    download still under way, ``*.tmp``, does not count)."""
     try:
-        return any(n.startswith("trace_processor_shell") for n in os.listdir(cache))
+        names = os.listdir(_perfetto_prebuilts())
     except OSError:
         return False
+    return any(n.startswith("trace_processor_shell") and not n.endswith(".tmp") for n in names)
 
 
 def start(cmd: Sequence[str]) -> None:

@@ -390,3 +390,53 @@ def test_gallery_covers_every_trace_and_holds_to_physics() -> None:
                         assert value >= 0, (entry["slug"], finding["id"], col)
     reference = [e for e in gallery["traces"] if e["origin"] == "reference"]
     assert all("licen" in e["source"].lower() or "MIT" in e["source"] for e in reference)
+
+
+def test_the_early_engine_start_reads_the_command_line_as_the_parser_does(tmp_path: Path) -> None:
+    """Before its imports the doctor reads its command line roughly, to start the engine for the
+    first trace: its lists of options must be the parser's, and it must start nothing when
+    another engine is named or no trace is read (argparse's abbreviations included)."""
+    from generators.doctor.__main__ import (
+        _NO_EARLY_START,
+        _VALUE_OPTIONS,
+        build_parser,
+        first_trace,
+    )
+
+    actions = [a for a in build_parser()._actions if a.option_strings]
+    with_value = {o for a in actions if a.nargs != 0 for o in a.option_strings}
+    assert with_value == {*_VALUE_OPTIONS, "-o", "--tp-bin", "--engine"}
+    flags = {o for a in actions if a.nargs == 0 for o in a.option_strings}
+    assert flags == {"-h", "--help", "--list", "-q", "--quiet"}
+    assert set(_NO_EARLY_START) <= with_value | flags
+
+    trace = tmp_path / "trace.json"
+    trace.write_text("{}")
+    report = tmp_path / "report.html"
+    report.write_text("")
+    t, r = str(trace), str(report)
+    for argv in (
+        [t],
+        ["-o", r, t],
+        ["--out", r, t],
+        [f"--output={r}", t],
+        ["-qo", r, t],
+        ["--format", "json", t, "--lang", "ja"],
+        ["--set", "launch-bound.short_pct_min=10", t],
+        ["--", t],
+        [t, r],
+    ):
+        assert first_trace(argv) == t, argv
+    for argv in (
+        ["--list", t],
+        [t, "--engine", "native"],
+        [t, "--tp-bin", r],
+        ["--tp", r, t],
+        ["--eng=native", t],
+        ["-h", t],
+        ["-qh", t],
+        [t, "--lis"],
+        [str(tmp_path / "missing.json")],
+        ["-o", t],
+    ):
+        assert first_trace(argv) is None, argv

@@ -145,7 +145,7 @@ def check_module(text: str, stem: str, known_modules: set[str] | None = None) ->
         if index:
             name, table = index.group(1), index.group(2)
             where = f"line {line}: index {name}"
-            if not name.startswith((public, private)):
+            if not (name.startswith((public, private)) and name.endswith("_idx")):
                 errors.append(f"{where}: name it {public}..._idx")
             if not re.search(rf"CREATE\s+PERFETTO\s+TABLE\s+{table}\b", masked[:stmt_start]):
                 errors.append(f"{where}: {table} is not a table this module made above it")
@@ -331,6 +331,7 @@ def test_a_good_module_passes() -> None:
         (("t TableOrSubquery", "t LONG"), "argument t has type LONG"),
         (("RETURNS LONG AS", "RETURNS INT AS"), "returns type INT"),
         (("INDEX guide_m_slice_parent_idx", "INDEX slice_parent_idx"), "index slice_parent_idx"),
+        (("INDEX guide_m_slice_parent_idx", "INDEX guide_m_slice_parent"), "name it guide_m_"),
         (("ON guide_m_slice(parent_id)", "ON slice(parent_id)"), "not a table this module made"),
         (("-- Slices looked up by parent.\n", ""), "no comment right above it"),
     ],

@@ -1,6 +1,8 @@
-"""The one-shot path of the trace processor: prestart(), the light client, the engine's tuning.
+"""The one-shot path of the trace processor: an engine started early, the light client, the
+engine's tuning.
 
-``python -m generators.doctor`` starts its engine before its imports (prestart), queries it with
+``python -m generators.doctor`` starts its engine before its imports (tp_launch.start_early;
+prestart() does the same for code that has imported generators.tp), queries it with
 :class:`generators.tp.LightTraceProcessor` instead of the perfetto package, and runs the
 WebAssembly engine without its optimising tier, in its 32-bit build, with the trace processor's
 default ftrace setting. Each must give the same answers as the ordinary path.
@@ -187,13 +189,16 @@ def test_no_early_engine_where_a_native_binary_is_cached(
     from generators import tp_launch
 
     close_engines()
-    monkeypatch.setenv("HOME", str(tmp_path))
+    prebuilts = tmp_path / ".local" / "share" / "perfetto" / "prebuilts"
+    monkeypatch.setattr(tp_launch, "_perfetto_prebuilts", lambda: str(prebuilts))
     monkeypatch.setenv("PROFILING_GUIDE_TP_ENGINE", "auto")
     monkeypatch.delenv("PROFILING_GUIDE_TP_BIN", raising=False)
     assert tp_launch.start_early(tier_up=False, wasm="32")  # nothing cached: it starts
     close_engines()
-    prebuilts = tmp_path / ".local" / "share" / "perfetto" / "prebuilts"
     prebuilts.mkdir(parents=True)
+    (prebuilts / "trace_processor_shell-0123456789abcdef.1234.tmp").write_bytes(b"")
+    assert tp_launch.start_early(tier_up=False, wasm="32")  # a download under way: not cached
+    close_engines()
     (prebuilts / "trace_processor_shell-0123456789abcdef").write_bytes(b"")
     assert not tp_launch.start_early(tier_up=False, wasm="32")
     monkeypatch.setenv("PROFILING_GUIDE_TP_ENGINE", "wasm")  # forced: the cache does not matter

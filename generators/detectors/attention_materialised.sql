@@ -104,4 +104,4 @@ SELECT
   sc.name AS operator
 FROM scores AS sc
 LEFT JOIN gpu USING (id)
-ORDER BY gpu_ns DESC, sc.dur DESC, ts
+ORDER BY gpu_ns DESC, sc.dur DESC, ts, location

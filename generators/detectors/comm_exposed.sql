@@ -68,4 +68,4 @@ SELECT
   100.0 * total.exposed_ns / total.comm_ns AS exposed_pct
 FROM per_comm AS p, total
 WHERE total.comm_ns > 0 AND 100.0 * total.exposed_ns / total.comm_ns >= {{exposed_pct_min}}
-ORDER BY p.exposed_ns DESC, ts
+ORDER BY p.exposed_ns DESC, ts, location

@@ -61,4 +61,4 @@ FROM wrapper AS w
 LEFT JOIN child AS c USING (id)
 LEFT JOIN thread_track AS tt ON tt.id = w.track_id
 LEFT JOIN thread AS t USING (utid)
-ORDER BY cost_ns DESC, ts
+ORDER BY cost_ns DESC, ts, location

@@ -54,4 +54,4 @@ FROM fetch AS f
 LEFT JOIN thread_track AS tt ON tt.id = f.track_id
 LEFT JOIN thread AS t USING (utid), loop, total
 WHERE loop.loop_ns > 0 AND 100.0 * total.fetch_ns / loop.loop_ns >= {{data_pct_min}}
-ORDER BY f.dur DESC, ts
+ORDER BY f.dur DESC, ts, location

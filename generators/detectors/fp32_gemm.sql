@@ -98,4 +98,4 @@ SELECT
   gpu.name AS gpu_name
 FROM fp32, total, gpu
 WHERE total.kernel_ns > 0 AND 100.0 * total.fp32_ns / total.kernel_ns >= {{gemm_pct_min}}
-ORDER BY fp32.dur DESC, ts
+ORDER BY fp32.dur DESC, ts, location

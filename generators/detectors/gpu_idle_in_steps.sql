@@ -64,4 +64,4 @@ SELECT
   gap.dur >= {{gap_ns_min}} AS evidence
 FROM gap, loop, total
 WHERE loop.loop_ns > 0 AND 100.0 * total.idle_ns / loop.loop_ns >= {{idle_pct_min}}
-ORDER BY gap.dur DESC, ts
+ORDER BY gap.dur DESC, ts, location

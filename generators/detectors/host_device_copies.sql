@@ -79,4 +79,4 @@ WHERE loop.loop_ns > 0
     100.0 * total.copy_ns / loop.loop_ns >= {{copy_pct_min}}
     OR total.pageable_ns >= {{pageable_ns_min}}
   )
-ORDER BY copy.dur DESC, ts
+ORDER BY copy.dur DESC, ts, location

@@ -76,4 +76,4 @@ LEFT JOIN thread_track AS tt ON tt.id = l.track_id
 LEFT JOIN thread AS t USING (utid), total
 WHERE l.kernel_ns < l.launch_ns AND total.kernels > 0
   AND 100.0 * total.short / total.kernels >= {{short_pct_min}}
-ORDER BY l.launch_ns DESC, ts
+ORDER BY l.launch_ns DESC, ts, location

@@ -61,4 +61,4 @@ JOIN inside AS i USING (id)
 LEFT JOIN thread_track AS tt ON tt.id = o.track_id
 LEFT JOIN thread AS t USING (utid)
 WHERE i.batched = 0 AND i.operators >= {{ops_min}}
-ORDER BY o.dur DESC, ts
+ORDER BY o.dur DESC, ts, location

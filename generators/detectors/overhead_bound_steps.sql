@@ -74,4 +74,4 @@ LEFT JOIN drained AS d USING (window_id)
 WHERE b.busy_ns IS NOT NULL AND st.dur > 0
   AND COALESCE(d.work_end, st.ts) <= st.ts + st.dur
   AND 100.0 * b.busy_ns / st.dur < {{busy_pct_max}}
-ORDER BY cost_ns DESC, ts
+ORDER BY cost_ns DESC, ts, location

@@ -79,4 +79,4 @@ WITH
 -- The closing synchronisation's time is the code's GPU work still running, not a profiler cost.
 SELECT ts, dur, location, what, IIF(kind = 'closing synchronisation', 0, dur) AS cost_ns, kind
 FROM marks
-ORDER BY cost_ns DESC, ts
+ORDER BY cost_ns DESC, ts, location

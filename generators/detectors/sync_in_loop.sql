@@ -72,4 +72,4 @@ SELECT
 FROM sync
 JOIN caller USING (id)
 LEFT JOIN waited ON waited.window_id = sync.id
-ORDER BY sync.dur DESC, ts
+ORDER BY sync.dur DESC, ts, location

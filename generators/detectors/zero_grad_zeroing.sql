@@ -52,4 +52,4 @@ FROM zg AS z
 JOIN inside AS i USING (id)
 LEFT JOIN thread_track AS tt ON tt.id = z.track_id
 LEFT JOIN thread AS t USING (utid)
-ORDER BY z.dur DESC, ts
+ORDER BY z.dur DESC, ts, location

@@ -19,9 +19,20 @@ from generators import tp_launch
 #: some 10 % faster than the memory64 one. Its heap stops at 4 GiB; the engine's grows by about
 #: 2.4 bytes per byte of JSON, some 35 per byte of a gzipped trace.
 WASM32_MAX_TRACE_BYTES = 32 << 20
-#: Options that take a value (``--format json``), so that the value is not read as a trace.
-_VALUE_OPTIONS = {"--format", "-o", "--output", "--fail-on", "--only", "--set", "--guide-url"}
-_VALUE_OPTIONS |= {"--lang", "--perfetto-origin"}
+#: Long options that take a value (``--format json``), so that the value is not read as a trace
+#: (``-o`` is the one short one). Kept equal to the parser's by tests/test_doctor.py.
+_VALUE_OPTIONS = (
+    "--format",
+    "--output",
+    "--fail-on",
+    "--only",
+    "--set",
+    "--guide-url",
+    "--lang",
+    "--perfetto-origin",
+)
+#: Options after which nothing starts early: another engine is named, or no trace is read.
+_NO_EARLY_START = ("--tp-bin", "--engine", "--list", "--help")
 
 
 def engine_options(trace_bytes: int | None) -> dict[str, Any]:
@@ -44,27 +55,41 @@ def _trace_bytes(path: str | os.PathLike[str]) -> int | None:
         return None
 
 
+def _abbreviates(name: str, options: Sequence[str]) -> bool:
+    """Whether ``name`` is one of ``options`` or, as argparse accepts, a prefix of one."""
+    return name.startswith("--") and len(name) > 2 and any(o.startswith(name) for o in options)
+
+
+def first_trace(argv: Sequence[str]) -> str | None:
+    """The first file the command line names as a trace, read roughly (argparse reads it for
+    real later), or None when it names none, names another engine or asks for no trace."""
+    first = None
+    takes_value = positional = False
+    for arg in argv:
+        if takes_value:
+            takes_value = False
+        elif not positional and arg == "--":
+            positional = True
+        elif not positional and arg.startswith("--"):
+            name = arg.split("=", 1)[0]
+            if _abbreviates(name, _NO_EARLY_START):
+                return None
+            takes_value = "=" not in arg and _abbreviates(name, _VALUE_OPTIONS)
+        elif not positional and arg.startswith("-") and arg != "-":
+            if "h" in arg[1:]:  # -h, or in a cluster (-qh)
+                return None
+            takes_value = arg.endswith("o")  # -o FILE, -qo FILE (not -oFILE)
+        elif first is None and os.path.isfile(arg):
+            first = arg
+    return first
+
+
 def _start_engine_early(argv: Sequence[str]) -> None:
     """Start the engine for the first trace named before importing anything else: the imports
-    then overlap its start-up.
-
-    Only reads the command line roughly (it is parsed for real later): when it names an engine
-    or asks for no trace, nothing starts here, and an engine started for nothing is stopped at
-    exit.
-    """
-    skip = False
-    for arg in argv:
-        if skip:
-            skip = False
-        elif arg in ("--tp-bin", "--engine", "--list", "-h", "--help") or arg.startswith(
-            ("--tp-bin=", "--engine=")
-        ):
-            return
-        elif arg in _VALUE_OPTIONS:
-            skip = True
-        elif not arg.startswith("-") and os.path.isfile(arg):
-            tp_launch.start_early(**engine_options(_trace_bytes(arg)))
-            return
+    then overlap its start-up. An engine started for nothing is stopped at exit."""
+    trace = first_trace(argv)
+    if trace is not None:
+        tp_launch.start_early(**engine_options(_trace_bytes(trace)))
 
 
 if __name__ == "__main__":
@@ -94,6 +119,9 @@ from generators.store import atomic_write_text  # noqa: E402
 from generators.tp import TraceOpenError, close_engines, open_trace  # noqa: E402
 from generators.tp_engine import EngineError  # noqa: E402
 
+#: Back to the start of a terminal's line, and clear it.
+CLEAR_LINE = "\r\033[K"
+
 #: Where the guide's links point unless --guide-url or the published site's address
 #: (``PROFILING_GUIDE_SITE_URL``, see generators/env.py) says otherwise: the site `make serve` runs.
 LOCAL_GUIDE_URL = "http://127.0.0.1:8000/"
@@ -122,7 +150,8 @@ def _list(detectors, lang: str = "en") -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser."""
     parser = argparse.ArgumentParser(
         prog="python -m generators.doctor",
         description=__doc__.split("\n\n")[1].replace("\n", " "),
@@ -152,6 +181,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     parser.add_argument("--tp-bin", help="native trace_processor_shell to use")
     parser.add_argument("--engine", choices=["auto", "native", "wasm"], default=None)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.guide_url is None:  # the edition in the report's language
         root = env.SITE_URL.get() or LOCAL_GUIDE_URL
@@ -191,9 +225,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.quiet or (detail and not tty):
             return
         if detail:
-            print(f"\r\033[Kdoctor: {message}", end="", file=sys.stderr, flush=True)
+            print(f"{CLEAR_LINE}doctor: {message}", end="", file=sys.stderr, flush=True)
         else:
-            print(f"{chr(13) if tty else ''}doctor: {message}", file=sys.stderr, flush=True)
+            # On a terminal, over the progress line (cleared: it may be longer).
+            print(f"{CLEAR_LINE if tty else ''}doctor: {message}", file=sys.stderr, flush=True)
 
     reports: list[Report] = []
     failed = False
@@ -233,6 +268,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         ),
                     )
             except (TraceOpenError, EngineError) as e:
+                if tty and not args.quiet:
+                    print(CLEAR_LINE, end="", file=sys.stderr)  # not after a progress line
                 print(f"error: {e}", file=sys.stderr)
                 failed = True
                 continue
