@@ -31,7 +31,8 @@ _VALUE_OPTIONS = (
     "--lang",
     "--perfetto-origin",
 )
-#: Options after which nothing starts early: another engine is named, or no trace is read.
+#: Options after which nothing starts early: an engine is named (open_trace chooses it), or no
+#: trace is read.
 _NO_EARLY_START = ("--tp-bin", "--engine", "--list", "--help")
 
 
@@ -62,7 +63,7 @@ def _abbreviates(name: str, options: Sequence[str]) -> bool:
 
 def first_trace(argv: Sequence[str]) -> str | None:
     """The first file the command line names as a trace, read roughly (argparse reads it for
-    real later), or None when it names none, names another engine or asks for no trace."""
+    real later), or None when it names none, names an engine or asks for no trace."""
     first = None
     takes_value = positional = False
     for arg in argv:
