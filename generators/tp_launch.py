@@ -192,8 +192,8 @@ def start_early(*, wasm: str | None = None, tier_up: bool = True, ftrace_raw: bo
     return True
 
 
-def _perfetto_prebuilts() -> str:
-    """Where the ``perfetto`` package caches its native binaries."""
+def perfetto_prebuilts() -> str:
+    """Where the ``perfetto`` package caches its native binaries (its own layout)."""
     return os.path.join(os.path.expanduser("~"), ".local", "share", "perfetto", "prebuilts")
 
 
@@ -202,7 +202,7 @@ def _perfetto_binary_cached() -> bool:
     :func:`generators.tp_engine.perfetto_cached_binary` knows which one it would use; a
     download still under way, ``*.tmp``, does not count)."""
     try:
-        names = os.listdir(_perfetto_prebuilts())
+        names = os.listdir(perfetto_prebuilts())
     except OSError:
         return False
     return any(n.startswith("trace_processor_shell") and not n.endswith(".tmp") for n in names)
@@ -221,16 +221,17 @@ def take_early(cmd: Sequence[str]) -> tuple[subprocess.Popen[bytes], IO[bytes]] 
     with _early_lock:
         started = _early.pop(tuple(cmd), None)
     if started is not None and started[0].poll() is not None:
-        _stop(*started)
+        stop(*started)
         return None
     return started
 
 
-def _stop(proc: subprocess.Popen[bytes], err: IO[bytes]) -> None:
+def stop(proc: subprocess.Popen[bytes], err: IO[bytes]) -> None:
+    """Kill an engine process from :func:`spawn`, reap it and close its pipes and stderr file."""
     if proc.poll() is None:
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
-    with contextlib.suppress(subprocess.TimeoutExpired):
+    with contextlib.suppress(Exception):
         proc.wait(timeout=10)
     for f in (proc.stdin, proc.stdout, err):
         if f is not None:
@@ -250,7 +251,7 @@ def stop_early() -> None:
         started = list(_early.values())
         _early.clear()
     for proc, err in started:
-        _stop(proc, err)
+        stop(proc, err)
 
 
 atexit.register(stop_early)

@@ -190,7 +190,7 @@ def test_no_early_engine_where_a_native_binary_is_cached(
 
     close_engines()
     prebuilts = tmp_path / ".local" / "share" / "perfetto" / "prebuilts"
-    monkeypatch.setattr(tp_launch, "_perfetto_prebuilts", lambda: str(prebuilts))
+    monkeypatch.setattr(tp_launch, "perfetto_prebuilts", lambda: str(prebuilts))
     monkeypatch.setenv("PROFILING_GUIDE_TP_ENGINE", "auto")
     monkeypatch.delenv("PROFILING_GUIDE_TP_BIN", raising=False)
     assert tp_launch.start_early(tier_up=False, wasm="32")  # nothing cached: it starts

@@ -6,7 +6,6 @@ find the pieces on disk and how to run one engine process.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -61,7 +60,7 @@ def perfetto_cached_binary() -> tuple[Path, dict[str, Any]] | None:
             and entry.get("url")
         ):
             root, ext = os.path.splitext(entry["file_name"])
-            cache = Path.home() / ".local" / "share" / "perfetto" / "prebuilts"
+            cache = Path(tp_launch.perfetto_prebuilts())
             return cache / f"{root}-{entry['sha256'][:16]}{ext}", entry
     return None
 
@@ -224,21 +223,7 @@ class EngineProcess:
             raise
 
     def kill(self) -> None:
-        if self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                self.proc.kill()
-        with contextlib.suppress(Exception):
-            self.proc.wait(timeout=10)
-        for f in (self.proc.stdin, self.proc.stdout):
-            if f is not None:
-                with contextlib.suppress(OSError):
-                    f.close()
-        with contextlib.suppress(OSError):
-            self.stderr_file.close()
-
-
-def _spawn(cmd: list[str], *, stdin_pipe: bool) -> tuple[subprocess.Popen[bytes], IO[bytes]]:
-    return tp_launch.spawn(cmd, stdin_pipe=stdin_pipe)
+        tp_launch.stop(self.proc, self.stderr_file)
 
 
 def _read_line(proc: subprocess.Popen[bytes], marker: bytes, timeout_s: float) -> bytes | None:
@@ -286,7 +271,7 @@ def spawn_wasm(
         node_flags=node_flags,
     )
     # The same engine started early (tp_launch.start_early) is taken over, not started again.
-    proc, err = tp_launch.take_early(cmd) or _spawn(cmd, stdin_pipe=True)
+    proc, err = tp_launch.take_early(cmd) or tp_launch.spawn(cmd, stdin_pipe=True)
     return EngineProcess("wasm-node", proc, "", err)
 
 
@@ -320,7 +305,7 @@ def start_native(
         cmd.append("--no-ftrace-raw")
     for pkg in sql_packages:
         cmd += ["--add-sql-package", pkg]
-    proc, err = _spawn(cmd, stdin_pipe=False)
+    proc, err = tp_launch.spawn(cmd, stdin_pipe=False)
     eng = EngineProcess("native", proc, f"127.0.0.1:{port}", err)
     try:
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
