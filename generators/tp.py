@@ -76,7 +76,6 @@ ENV_ENGINE = env.TP_ENGINE.name
 # An idle WebAssembly engine whose heap grew past this is not kept for reuse:
 # WebAssembly memory never shrinks, so it would hold that memory until exit.
 REUSE_MAX_HEAP_BYTES = 1 << 30
-NO_TIER_UP_FLAGS = tp_launch.NO_TIER_UP_FLAGS
 # Bytes handed to the engine per /parse request.
 PARSE_CHUNK_BYTES = 16 << 20
 
@@ -238,20 +237,17 @@ class WasmTuning:
 
     ``tier_up``: let V8 recompile hot functions with its optimising compiler in background
     threads (its default); ``build``: "auto" (the memory64 build where Node supports it) or "32"
-    (the 32-bit build: heap up to 4 GiB, and somewhat faster).
+    (the 32-bit build: heap up to 4 GiB, and somewhat faster); ``hot_functions``: without
+    ``tier_up``, optimise the listed hot functions up front (:mod:`generators.tp_hot`).
     """
 
     tier_up: bool = True
     build: str = "auto"
+    hot_functions: bool = False
 
     @classmethod
-    def of(cls, tier_up: bool, wasm: str | None) -> WasmTuning:
-        return cls(tier_up, wasm or env.TP_WASM.get())
-
-    @property
-    def node_flags(self) -> tuple[str, ...]:
-        """V8 options for Node: none, or those of an engine without the optimising tier."""
-        return () if self.tier_up else NO_TIER_UP_FLAGS
+    def of(cls, tier_up: bool, wasm: str | None, hot_functions: bool = False) -> WasmTuning:
+        return cls(tier_up, wasm or env.TP_WASM.get(), hot_functions and not tier_up)
 
 
 def _pool_key(
@@ -268,7 +264,8 @@ def _spawn_wasm(
         ftrace_raw=ftrace_raw,
         max_memory_mb=max_memory_mb,
         wasm=tuning.build,
-        node_flags=tuning.node_flags,
+        tier_up=tuning.tier_up,
+        hot_functions=tuning.hot_functions,
     )
     with _pool_lock:
         _all.add(eng)
@@ -306,6 +303,7 @@ def prestart(
     max_memory_mb: int | None = None,
     ftrace_raw: bool = False,
     tier_up: bool = True,
+    hot_functions: bool = False,
     wasm: str | None = None,
 ) -> None:
     """Start the engine that the next :func:`open_trace` with the same arguments will use.
@@ -325,7 +323,7 @@ def prestart(
         return
     if spec.kind != "wasm-node":
         return
-    tuning = WasmTuning.of(tier_up, wasm)
+    tuning = WasmTuning.of(tier_up, wasm, hot_functions)
     with _pool_lock:
         if _idle.get(_pool_key(spec, packages, max_memory_mb, tuning)):
             return  # open_trace takes the idle one
@@ -336,7 +334,8 @@ def prestart(
                 ftrace_raw=ftrace_raw,
                 max_memory_mb=max_memory_mb,
                 wasm=tuning.build,
-                node_flags=tuning.node_flags,
+                tier_up=tuning.tier_up,
+                hot_functions=tuning.hot_functions,
             )
         )
 
@@ -812,6 +811,7 @@ def open_trace(
     reuse: bool = True,
     ftrace_raw: bool = False,
     tier_up: bool = True,
+    hot_functions: bool = False,
     wasm: str | None = None,
     client: str = "perfetto",
     on_read: Callable[[int, int], None] | None = None,
@@ -832,6 +832,10 @@ def open_trace(
     compiler in background threads (V8's default). That pays off over long jobs and an engine
     reused for many traces; a one-shot command on one trace ends sooner with ``False`` (the
     baseline compiler only), as the compiler threads then mostly compete with the work for CPU.
+    ``hot_functions``: with ``tier_up=False``, have the optimising compiler compile the few
+    functions that take most of a large trace's import, and only those, as the engine starts
+    (:mod:`generators.tp_hot`): a few tenths of a second of CPU in background threads, which
+    pays off from traces of about ten megabytes of JSON.
     ``wasm``: the WebAssembly build, "auto" (memory64 where Node supports it) or "32" (heap up
     to 4 GiB, somewhat faster); by default ``PROFILING_GUIDE_TP_WASM``.
     ``client``: "perfetto" (the ``perfetto`` package's ``TraceProcessor``) or "light" (a
@@ -854,7 +858,7 @@ def open_trace(
         raise TraceOpenError(path, str(e)) from None
     if client not in ("perfetto", "light"):
         raise ValueError(f"unknown client {client!r} (expected perfetto or light)")
-    tuning = WasmTuning.of(tier_up, wasm)
+    tuning = WasmTuning.of(tier_up, wasm, hot_functions)
     key = _pool_key(spec, packages, max_memory_mb, tuning)
     reuse = reuse and max_memory_mb is None
     # Done before waiting for an engine that may still be starting (prestart).

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,12 @@ from tests.reference_traces import all_traces
 # Exact counts and byte-for-byte derives are pinned to the offline engine, whatever this machine
 # has cached or could download (an explicit choice in the environment still wins).
 os.environ.setdefault(env.TP_ENGINE.name, "wasm")
+# What the engine caches (profiles of its hot functions) goes to a folder of this run's, not to
+# the user's cache.
+if not os.environ.get(env.CACHE_DIR.name):
+    _cache = tempfile.mkdtemp(prefix="profiling-guide-test-cache-")
+    atexit.register(shutil.rmtree, _cache, ignore_errors=True)
+    os.environ[env.CACHE_DIR.name] = _cache
 
 REPO = Path(__file__).resolve().parent.parent
 

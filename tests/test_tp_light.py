@@ -41,6 +41,8 @@ QUERIES = [
     "INCLUDE PERFETTO MODULE guide.kineto; SELECT * FROM guide_kineto_launch_link ORDER BY 1, 2",
 ]
 ONE_SHOT = {"ftrace_raw": True, "tier_up": False, "wasm": "32"}
+#: The doctor's tuning for a large trace: the hot functions optimised as the engine starts.
+ONE_SHOT_HOT = ONE_SHOT | {"hot_functions": True}
 
 
 def _answers(path: Path, **kwargs) -> list[tuple[list[str], list[list[tuple[object, str]]]]]:
@@ -58,6 +60,7 @@ def test_light_client_and_tuned_engine_answer_as_the_perfetto_client(path: Path)
     assert any(rows for _, rows in reference)
     assert _answers(path, client="light") == reference
     assert _answers(path, client="light", **ONE_SHOT) == reference
+    assert _answers(path, client="light", **ONE_SHOT_HOT) == reference
 
 
 def test_light_client_reports_bad_sql_as_the_perfetto_client_does() -> None:
@@ -99,7 +102,7 @@ def test_engine_started_before_the_doctors_imports_is_the_one_it_uses() -> None:
     from generators.doctor.__main__ import engine_options
 
     close_engines()
-    options = engine_options(A100_TRITON.stat().st_size)
+    options = engine_options(A100_TRITON)
     assert tp_launch.start_early(**options)
     (pid,) = engine_pids()
     with open_trace(A100_TRITON, client="light", **options) as tp:

@@ -6,6 +6,7 @@ find the pieces on disk and how to run one engine process.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -14,7 +15,6 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -225,6 +225,16 @@ class EngineProcess:
     def kill(self) -> None:
         tp_launch.stop(self.proc, self.stderr_file)
 
+    def close_gracefully(self, timeout_s: float = 30.0) -> None:
+        """Let the engine exit on its own (its stdin closed), so that Node finishes what it
+        writes at exit (a ``--cpu-prof`` profile); killed if it has not within ``timeout_s``."""
+        if self.proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=timeout_s)
+        self.kill()
+
 
 def _read_line(proc: subprocess.Popen[bytes], marker: bytes, timeout_s: float) -> bytes | None:
     """The first stdout line starting with ``marker``; None on EOF or timeout."""
@@ -256,19 +266,22 @@ def spawn_wasm(
     ftrace_raw: bool = False,
     max_memory_mb: int | None = None,
     wasm: str = "auto",
-    node_flags: Sequence[str] = (),
+    tier_up: bool = True,
+    hot_functions: bool = False,
 ) -> EngineProcess:
     """Start the WebAssembly trace processor under Node.js without waiting for it.
 
     The engine compiles and initialises while the caller goes on; :meth:`EngineProcess.wait_ready`
-    waits until it listens. ``node_flags`` go to Node before the script (V8 options).
+    waits until it listens. ``tier_up`` and ``hot_functions``: how V8 compiles it
+    (:func:`generators.tp_launch.wasm_command`).
     """
     cmd = tp_launch.wasm_command(
         sql_packages=sql_packages,
         ftrace_raw=ftrace_raw,
         max_memory_mb=max_memory_mb,
         wasm=wasm,
-        node_flags=node_flags,
+        tier_up=tier_up,
+        hot_functions=hot_functions,
     )
     # The same engine started early (tp_launch.start_early) is taken over, not started again.
     proc, err = tp_launch.take_early(cmd) or tp_launch.spawn(cmd, stdin_pipe=True)
@@ -281,7 +294,8 @@ def start_wasm(
     ftrace_raw: bool = False,
     max_memory_mb: int | None = None,
     wasm: str = "auto",
-    node_flags: Sequence[str] = (),
+    tier_up: bool = True,
+    hot_functions: bool = False,
 ) -> EngineProcess:
     """Start the WebAssembly trace processor under Node.js and wait until it listens."""
     eng = spawn_wasm(
@@ -289,7 +303,8 @@ def start_wasm(
         ftrace_raw=ftrace_raw,
         max_memory_mb=max_memory_mb,
         wasm=wasm,
-        node_flags=node_flags,
+        tier_up=tier_up,
+        hot_functions=hot_functions,
     )
     eng.wait_ready()
     return eng
