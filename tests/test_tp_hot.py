@@ -16,7 +16,12 @@ from pathlib import Path
 import pytest
 
 from generators import tp_hot, tp_launch
-from generators.doctor.__main__ import HOT_FUNCTIONS_MIN_JSON_BYTES, engine_options, json_bytes
+from generators.doctor.__main__ import (
+    HOT_FUNCTIONS_MIN_JSON_BYTES,
+    TIER_UP_MIN_JSON_BYTES,
+    engine_options,
+    json_bytes,
+)
 from generators.doctor.detectors import load_detectors
 from generators.doctor.examine import examine
 from generators.doctor.render import render_json
@@ -198,12 +203,17 @@ def test_the_doctor_finds_the_same_with_the_hot_functions() -> None:
     close_engines()
 
 
-def test_the_doctor_optimises_the_hot_functions_for_large_traces_only() -> None:
+def test_the_doctor_optimises_the_hot_functions_for_large_traces_only(tmp_path: Path) -> None:
     assert engine_options(V100)["hot_functions"]  # 15 MB of JSON
     assert not engine_options(A100_TRITON)["hot_functions"]
     assert not engine_options(H100_BERT)["hot_functions"]
     assert engine_options(V100)["tier_up"] is False
     assert engine_options(Path("no such trace.json"))["hot_functions"] is False
+    # A trace of seconds: V8's own tier-up, and no list.
+    huge = tmp_path / "huge.json.gz"
+    huge.write_bytes(b"\x1f\x8b" + bytes(100) + TIER_UP_MIN_JSON_BYTES.to_bytes(4, "little"))
+    assert engine_options(huge)["tier_up"] is True
+    assert engine_options(huge)["hot_functions"] is False
 
 
 def test_json_bytes_reads_gzips_own_record_of_the_size(tmp_path: Path) -> None:

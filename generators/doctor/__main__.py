@@ -40,6 +40,9 @@ _NO_EARLY_START = ("--tp-bin", "--engine", "--list", "--help")
 #: front (generators/tp_hot.py): that costs the engine about 0.05 s at start and saves it about
 #: 12 ms per MB of JSON it imports.
 HOT_FUNCTIONS_MIN_JSON_BYTES = 8 << 20
+#: From this much JSON on, the doctor runs for seconds, and V8's own tier-up (which also
+#: optimises SQLite's large functions, at a fifth of a second of CPU each) ends it sooner.
+TIER_UP_MIN_JSON_BYTES = 24 << 20
 
 
 def engine_options(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -47,19 +50,21 @@ def engine_options(path: str | os.PathLike[str]) -> dict[str, Any]:
     second.
 
     The WebAssembly engine runs without V8's dynamic tier-up, whose compiler threads would
-    mostly compete with the work for CPU (``tier_up``); for a trace large enough to repay it,
-    with the few functions that take most of its import optimised as the engine starts
-    (``hot_functions``); in its 32-bit build for a trace that fits it (``wasm``); and with the
-    trace processor's default ftrace setting, which spares it a second start-up instance
-    (``ftrace_raw``; no Kineto trace holds ftrace).
+    mostly compete with the work for CPU (``tier_up``), except for a trace so large that the
+    command takes seconds anyway; for a trace large enough to repay it, with the few functions
+    that take most of its import optimised as the engine starts (``hot_functions``); in its
+    32-bit build for a trace that fits it (``wasm``); and with the trace processor's default
+    ftrace setting, which spares it a second start-up instance (``ftrace_raw``; no Kineto trace
+    holds ftrace).
     """
     disk_bytes = _trace_bytes(path)
     small = disk_bytes is not None and disk_bytes <= WASM32_MAX_TRACE_BYTES
-    large = (json_bytes(path) or 0) >= HOT_FUNCTIONS_MIN_JSON_BYTES
+    json_size = json_bytes(path) or 0
+    tier_up = json_size >= TIER_UP_MIN_JSON_BYTES
     return {
         "ftrace_raw": True,
-        "tier_up": False,
-        "hot_functions": large,
+        "tier_up": tier_up,
+        "hot_functions": not tier_up and json_size >= HOT_FUNCTIONS_MIN_JSON_BYTES,
         "wasm": "32" if small else None,
     }
 
