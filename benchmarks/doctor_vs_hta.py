@@ -59,6 +59,17 @@ def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
     return wall, cpu
 
 
+def engine_tuning(trace: Path) -> str:
+    """How the doctor runs its engine for ``trace`` (generators/doctor/__main__.py)."""
+    sys.path.insert(0, str(REPO))
+    from generators.doctor.__main__ import engine_options
+
+    options = engine_options(trace)
+    if options["tier_up"]:
+        return "V8 tier-up"
+    return "hot functions" if options["hot_functions"] else "baseline only"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--hta-python", required=True, help="a Python with HTA installed")
@@ -90,6 +101,7 @@ def main() -> None:
             {
                 "trace": name,
                 "trace_bytes": trace.stat().st_size,
+                "doctor_engine": engine_tuning(trace),
                 "doctor_s": sorted(doctor_s),
                 "hta_s": sorted(hta_s),
                 "doctor_median_s": statistics.median(doctor_s),
@@ -129,14 +141,15 @@ def main() -> None:
         f"{result['load_average_1min'][0]} before, {result['load_average_1min'][1]} after.",
         "",
         "| trace | size | doctor (all detectors) | HTA (load + kernel + idle breakdown) "
-        "| HTA / doctor | CPU time, doctor / HTA |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
+        "| HTA / doctor | CPU time, doctor / HTA | doctor's engine |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for r in rows:
         lines.append(
             f"| `{r['trace']}` | {r['trace_bytes'] / 1e6:.2f} MB | {r['doctor_median_s']:.2f} s | "
             f"{r['hta_median_s']:.2f} s | {r['hta_median_s'] / r['doctor_median_s']:.2f}× | "
-            f"{r['doctor_cpu_median_s']:.2f} s / {r['hta_cpu_median_s']:.2f} s |"
+            f"{r['doctor_cpu_median_s']:.2f} s / {r['hta_cpu_median_s']:.2f} s | "
+            f"{r['doctor_engine']} |"
         )
     lines += [
         "",
@@ -144,6 +157,9 @@ def main() -> None:
         "the doctor's engine) shows how much of the machine each used: the doctor runs its "
         "engine beside its own imports, so on a machine with no core to spare it would be "
         "slower than its wall time here.",
+        "",
+        "The doctor tunes its engine to the trace's size (last column; `doctor_tuning.md` "
+        "measures each tuning on traces of several sizes).",
     ]
     OUT_MD.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -30,8 +30,8 @@ imports the rest): with :func:`generators.tp_launch.start_early` before
 importing this module, or with :func:`prestart`. It can open the trace with
 ``client="light"`` (:class:`LightTraceProcessor`, without the import time of
 the ``perfetto`` package) and tune the WebAssembly engine for a short job
-(``tier_up=False``, ``wasm="32"``): ``python -m generators.doctor`` does all
-three.
+(``tier_up=False``, ``wasm="32"``, and for a larger trace ``hot_functions=True``):
+``python -m generators.doctor`` does all three.
 
 Command line::
 
@@ -835,7 +835,7 @@ def open_trace(
     ``hot_functions``: with ``tier_up=False``, have the optimising compiler compile the few
     functions that take most of a large trace's import, and only those, as the engine starts
     (:mod:`generators.tp_hot`): a few tenths of a second of CPU in background threads, which
-    pays off from traces of about ten megabytes of JSON.
+    pays off from traces of a few megabytes of JSON.
     ``wasm``: the WebAssembly build, "auto" (memory64 where Node supports it) or "32" (heap up
     to 4 GiB, somewhat faster); by default ``PROFILING_GUIDE_TP_WASM``.
     ``client``: "perfetto" (the ``perfetto`` package's ``TraceProcessor``) or "light" (a

@@ -36,12 +36,12 @@ _VALUE_OPTIONS = (
 _NO_EARLY_START = ("--tp-bin", "--engine", "--list", "--help")
 
 
-#: Traces that hold at least this much JSON open with the engine's hot functions optimised up
-#: front (generators/tp_hot.py): that costs the engine about 0.05 s at start and saves it about
-#: 12 ms per MB of JSON it imports.
-HOT_FUNCTIONS_MIN_JSON_BYTES = 8 << 20
-#: From this much JSON on, the doctor runs for seconds, and V8's own tier-up (which also
-#: optimises SQLite's large functions, at a fifth of a second of CPU each) ends it sooner.
+#: Traces that hold at least this much JSON open with the engine's hot functions optimised as
+#: it starts (generators/tp_hot.py): that costs the engine some CPU at start, in background
+#: threads, and pays off from a few MB of JSON on. From TIER_UP_MIN_JSON_BYTES, the doctor runs
+#: for seconds, and V8's own tier-up (which also optimises SQLite's large functions, at a fifth
+#: of a second of CPU each) ends it sooner. Both measured by benchmarks/doctor_tuning.py.
+HOT_FUNCTIONS_MIN_JSON_BYTES = 4 << 20
 TIER_UP_MIN_JSON_BYTES = 24 << 20
 
 
