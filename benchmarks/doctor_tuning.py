@@ -1,11 +1,11 @@
 """The doctor's engine tuning by trace size: whole-process wall time with each tuning.
 
-The doctor opens a trace with V8's baseline code only up to 8 MB of JSON, with the trace
-processor's hot functions optimised as the engine starts from there, and with V8's own dynamic
-tier-up from 24 MB (``engine_options`` in generators/doctor/__main__.py). This measures each
-tuning on traces of several sizes, so that those two thresholds rest on figures: the doctor's
-whole process (``-q --format json``, its engine started first, as the command does), each tuning
-forced in turn, runs alternating, medians.
+The doctor opens a trace with V8's baseline code only for a small trace, with the trace
+processor's hot functions optimised as the engine starts for a larger one, and with V8's own
+dynamic tier-up for the largest (``engine_options`` in generators/doctor/tuning.py). This
+measures each tuning on traces of several sizes, so that those two thresholds rest on figures:
+the doctor's whole process (``-q --format json``, its engine started before its imports, as the
+command does), each tuning forced in turn, runs alternating, medians.
 
     python benchmarks/doctor_tuning.py [--runs 3]
 
@@ -24,8 +24,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from generators.doctor.tuning import engine_options, json_bytes, tuning_label  # noqa: E402
+
 OUT_JSON = REPO / "benchmarks" / "doctor_tuning.json"
 OUT_MD = REPO / "benchmarks" / "doctor_tuning.md"
 #: Traces from one MB to over a hundred MB of JSON (the reference trace, the guide's own).
@@ -46,15 +50,16 @@ TUNINGS = {
     "hot functions": {"tier_up": False, "hot_functions": True},
     "V8 tier-up": {"tier_up": True, "hot_functions": False},
 }
-#: The doctor's command with its engine options replaced by one tuning (the rest as it chooses).
+#: The doctor's command with one tuning forced: its engine started before the doctor's imports,
+#: as ``python -m generators.doctor`` does, then the doctor's own main().
 DRIVER = """
 import json, sys
 from generators import tp_launch
-import generators.doctor.__main__ as doctor
+from generators.doctor import tuning
 forced = json.loads(sys.argv[1])
-choose = doctor.engine_options
-doctor.engine_options = lambda path: choose(path) | forced
-tp_launch.start_early(**doctor.engine_options(sys.argv[2]))
+tp_launch.start_early(**(tuning.engine_options(sys.argv[2]) | forced))
+import generators.doctor.__main__ as doctor
+doctor.engine_options = lambda path: tuning.engine_options(path) | forced
 sys.exit(doctor.main(sys.argv[2:]))
 """
 
@@ -72,9 +77,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
-    sys.path.insert(0, str(REPO))
-    from generators.doctor.__main__ import engine_options, json_bytes
-
     python = str(REPO / ".venv" / "bin" / "python")
     rows = []
     for n, name in enumerate(TRACES, 1):
@@ -90,16 +92,11 @@ def main() -> None:
         for _ in range(args.runs):
             for label, cmd in cmds.items():
                 samples[label].append(timed(cmd))
-        chosen = engine_options(trace)
         rows.append(
             {
                 "trace": name,
                 "json_bytes": json_bytes(trace),
-                "doctor_chooses": next(
-                    label
-                    for label, forced in TUNINGS.items()
-                    if all(chosen[k] == v for k, v in forced.items())
-                ),
+                "doctor_chooses": tuning_label(engine_options(trace)),
                 "samples_s": {label: sorted(s) for label, s in samples.items()},
                 "median_s": {label: statistics.median(s) for label, s in samples.items()},
             }
@@ -117,7 +114,7 @@ def main() -> None:
     print(OUT_MD.read_text())
 
 
-def render(result: dict) -> str:
+def render(result: dict[str, Any]) -> str:
     labels = list(TUNINGS)
     lines = [
         "# The doctor's engine tuning by trace size",

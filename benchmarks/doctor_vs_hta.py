@@ -30,6 +30,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from generators.doctor.tuning import engine_options, tuning_label  # noqa: E402
+
 OUT_JSON = REPO / "benchmarks" / "doctor_vs_hta.json"
 OUT_MD = REPO / "benchmarks" / "doctor_vs_hta.md"
 TRACES = REPO / "tests" / "data" / "reference-traces"
@@ -57,17 +60,6 @@ def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
         sys.exit(f"{' '.join(cmd)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu
-
-
-def engine_tuning(trace: Path) -> str:
-    """How the doctor runs its engine for ``trace`` (generators/doctor/__main__.py)."""
-    sys.path.insert(0, str(REPO))
-    from generators.doctor.__main__ import engine_options
-
-    options = engine_options(trace)
-    if options["tier_up"]:
-        return "V8 tier-up"
-    return "hot functions" if options["hot_functions"] else "baseline only"
 
 
 def main() -> None:
@@ -101,7 +93,7 @@ def main() -> None:
             {
                 "trace": name,
                 "trace_bytes": trace.stat().st_size,
-                "doctor_engine": engine_tuning(trace),
+                "doctor_engine": tuning_label(engine_options(trace)),
                 "doctor_s": sorted(doctor_s),
                 "hta_s": sorted(hta_s),
                 "doctor_median_s": statistics.median(doctor_s),

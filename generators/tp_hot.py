@@ -20,7 +20,10 @@ number of functions with call feedback (none here), then one byte per function d
 module, bit 0 "executed" and bit 1 "tiered up". V8 reads it from the file
 ``profile-wasm-<hash>`` in its working directory; the hash of a module longer than 16383 bytes
 is computed from its length alone (V8's string hasher), which :func:`profile_file_name` does.
-A name V8 does not find is harmless: the engine then runs as without the list.
+A file V8 does not find is harmless: the engine then runs as without the list. A file it finds
+but that does not fit the module stops the engine at start (V8 checks it), which is why the
+profiles are written from the module itself, whole (:func:`write_profiles`), into a folder
+named after the module and the list.
 """
 
 from __future__ import annotations
@@ -77,7 +80,7 @@ def _skip_limits(data: bytes, pos: int) -> int:
 class WasmFunctions:
     """What a profile needs from a module: its functions' names and code sizes."""
 
-    def __init__(self, imported: int, body_sizes: list[int], names: dict[int, str]):
+    def __init__(self, imported: int, body_sizes: list[int], names: dict[int, str]) -> None:
         #: Imported functions come first in the index space; V8's profile skips them.
         self.imported = imported
         #: Code bytes of each defined function, in order.
@@ -103,6 +106,13 @@ def read_wasm_functions(path: Path | str) -> WasmFunctions:
     data = Path(path).read_bytes()
     if data[:4] != b"\0asm":
         raise WasmFormatError(f"{path} is not a WebAssembly module")
+    try:
+        return _read_sections(data, str(path))
+    except IndexError:  # a count or a name that runs past its section's bytes
+        raise WasmFormatError(f"{path}: a section is cut short") from None
+
+
+def _read_sections(data: bytes, path: str) -> WasmFunctions:
     pos = 8
     imported = 0
     body_sizes: list[int] = []
@@ -111,6 +121,8 @@ def read_wasm_functions(path: Path | str) -> WasmFunctions:
         section = data[pos]
         size, pos = _leb(data, pos + 1)
         end = pos + size
+        if end > len(data):
+            raise WasmFormatError(f"{path}: a section runs past the end of the file")
         if section == 2:  # imports: count the functions among them
             count, p = _leb(data, pos)
             for _ in range(count):
@@ -154,8 +166,6 @@ def read_wasm_functions(path: Path | str) -> WasmFunctions:
                             q += n
                     p += sub_size
         pos = end
-    if pos != len(data):
-        raise WasmFormatError(f"{path}: a section runs past the end of the file")
     return WasmFunctions(imported, body_sizes, names)
 
 
@@ -184,34 +194,52 @@ def profile_file_name(module_bytes: int) -> str:
 
 
 def write_profiles(dist: str, folder: str, hot_list: Path = HOT_FUNCTIONS) -> str | None:
-    """Write the profile of each WebAssembly build in ``dist`` to ``folder`` (made whole, or
-    not at all, so that engines starting at the same time never read half a file). Returns
-    ``folder``, or None when it cannot be written (the engine then runs without the list)."""
+    """Write the profile of each WebAssembly build in ``dist`` to ``folder``, whole or not at
+    all (written and synced in a folder of its own, then renamed), so that an engine never reads
+    half a file, even after a crash. Other profile folders for the same Perfetto version (an
+    older list) are removed. Returns ``folder``, or None when it cannot be written (the engine
+    then runs without the list)."""
     parent = os.path.dirname(folder)
     try:
         hot = read_hot_functions(hot_list)
         os.makedirs(parent, exist_ok=True)
         staging = tempfile.mkdtemp(prefix=".staging-", dir=parent)
-    except OSError:
+    except (OSError, ValueError):
         return None
     try:
+        # mkdtemp's folder is the owner's only; the cache is as shared as any file they make.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(staging, 0o777 & ~umask)
         for build in WASM_BUILDS:
             wasm = os.path.join(dist, build)
             if not os.path.isfile(wasm):
                 continue
             data = profile_bytes(read_wasm_functions(wasm), hot)
-            name = profile_file_name(os.path.getsize(wasm))
-            Path(staging, name).write_bytes(data)
+            with open(os.path.join(staging, profile_file_name(os.path.getsize(wasm))), "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
         try:
             os.rename(staging, folder)
         except OSError:  # another process wrote it first: theirs is the same
             if not os.path.isdir(folder):
                 return None
-    except (OSError, WasmFormatError):
+        _remove_older_profiles(folder)
+    except (OSError, ValueError):  # WasmFormatError included
         return None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return folder
+
+
+def _remove_older_profiles(folder: str) -> None:
+    """Remove the profile folders beside ``folder`` made for the same Perfetto version."""
+    parent, name = os.path.split(folder)
+    version = name.rsplit("-", 1)[0]
+    for other in os.listdir(parent):
+        if other != name and not other.startswith(".") and other.rsplit("-", 1)[0] == version:
+            shutil.rmtree(os.path.join(parent, other), ignore_errors=True)
 
 
 # ----------------------------------------------------------------------------- recording
@@ -225,7 +253,7 @@ def self_time_by_function(profiles: Iterable[Path]) -> collections.Counter[str]:
         frames = {node["id"]: node["callFrame"] for node in data["nodes"]}
         for sample, delta in zip(data["samples"], data["timeDeltas"], strict=True):
             frame = frames[sample]
-            if frame.get("url", "").endswith(".wasm") or ".wasm-" in frame.get("url", ""):
+            if frame.get("url", "").startswith("wasm://"):  # V8's name for WebAssembly code
                 total[frame["functionName"]] += delta
     return total
 
@@ -241,7 +269,7 @@ def choose(
     of code in every build. A name some build lacks is left out: the linker numbers some
     functions' names (``sqlite3GetToken_7134``), differently in each build."""
     indexes = [functions.index_of() for functions in builds]
-    chosen = []
+    chosen: list[str] = []
     for name, _ in self_time.most_common():
         if not all(
             name in index_of
@@ -258,26 +286,29 @@ def choose(
 def _profile_doctor_runs(traces: Sequence[Path], out_dir: Path) -> None:
     """Run the doctor's work on each trace in an engine that writes a CPU profile."""
     from generators import tp
-    from generators.doctor.__main__ import engine_options
     from generators.doctor.detectors import load_detectors
     from generators.doctor.examine import examine
+    from generators.doctor.tuning import engine_options
 
     detectors = load_detectors()
     # Node reads NODE_OPTIONS when the engine starts: each engine writes its CPU profile when
-    # it exits on its own (closing its stdin), not when killed.
+    # it exits on its own (its stdin closed), not when killed.
     before = os.environ.get("NODE_OPTIONS")
-    os.environ["NODE_OPTIONS"] = f"--cpu-prof --cpu-prof-interval=100 --cpu-prof-dir={out_dir}"
+    profile = f"--cpu-prof --cpu-prof-interval=100 --cpu-prof-dir={out_dir}"
+    os.environ["NODE_OPTIONS"] = f"{before} {profile}" if before else profile
     try:
         for n, trace in enumerate(traces, 1):
             print(f"[{n}/{len(traces)}] {trace}", file=sys.stderr)
-            # The baseline code only, whatever the trace's size: what is slow there is the list.
+            # The WebAssembly engine's baseline code, whatever the trace's size or what this
+            # machine has cached: what is slow there is what the list is for.
             options = engine_options(trace) | {"tier_up": False, "hot_functions": False}
-            with tp.open_trace(trace, client="light", **options) as opened:
+            with tp.open_trace(trace, client="light", engine="wasm", **options) as opened:
                 examine(opened, trace, detectors)
-                engine = opened.engine
-            engine.close_gracefully()
-            tp.close_engines()
+                opened.engine.close_gracefully()
+            if len(list(out_dir.glob("*.cpuprofile"))) != n:
+                raise SystemExit(f"{trace}: the engine wrote no CPU profile")
     finally:
+        tp.close_engines()
         if before is None:
             del os.environ["NODE_OPTIONS"]
         else:
@@ -307,13 +338,20 @@ def record(
     header = [
         "# Functions of Perfetto's WebAssembly trace processor that the engine optimises as it",
         "# starts when it runs without dynamic tier-up (the doctor): see generators/tp_hot.py.",
-        "# Made by: python -m generators.tp_hot record " + " ".join(t.as_posix() for t in traces),
+        "# Made by: python -m generators.tp_hot record " + " ".join(map(_shown, traces)),
         f"# Perfetto {os.path.basename(dist)}; the {len(chosen)} functions with the most self "
         f"time among those of at most {max_body_bytes} bytes of code,",
         f"# {share:.0%} of the self time in WebAssembly while the doctor ran on those traces.",
     ]
     atomic_write_text(out, "\n".join(header + chosen) + "\n")
     return chosen
+
+
+def _shown(trace: Path) -> str:
+    """A trace's path as the list's header shows it: relative to the repository, or its name."""
+    repo = Path(__file__).resolve().parents[1]
+    path = trace.resolve()
+    return path.relative_to(repo).as_posix() if path.is_relative_to(repo) else path.name
 
 
 def main(argv: Sequence[str] | None = None) -> int:

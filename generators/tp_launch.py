@@ -108,27 +108,37 @@ def wasm_dist_path() -> str:
 
 def cache_dir() -> str:
     """The project's cache folder on this machine (``PROFILING_GUIDE_CACHE_DIR``, else
-    ``$XDG_CACHE_HOME/profiling-guide``, else ``~/.cache/profiling-guide``)."""
+    ``$XDG_CACHE_HOME/profiling-guide``, else ``~/.cache/profiling-guide``), as an absolute
+    path (a relative ``XDG_CACHE_HOME`` is ignored, as the XDG convention says)."""
     named = env.CACHE_DIR.get()
     if named:
-        return os.path.abspath(named)
-    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(root, "profiling-guide")
+        return os.path.abspath(os.path.expanduser(named))
+    root = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(root):
+        root = os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.abspath(os.path.join(root, "profiling-guide"))
 
 
 def hot_profile_dir(dist: str) -> str | None:
     """The folder holding V8's profiles of the hot functions for the engine in ``dist``, written
-    on first use (:func:`generators.tp_hot.write_profiles`); None when it cannot be written.
+    on first use (:func:`generators.tp_hot.write_profiles`); None when it cannot be written or
+    read.
 
-    Its name changes with the WebAssembly builds and the list, so an edited list or another
-    Perfetto version gets profiles of its own; finding it costs a few ``stat`` calls.
+    Its name changes with the WebAssembly builds and the list's text, so an edited list or
+    another Perfetto version gets profiles of its own; finding it reads the list and costs a
+    few ``stat`` calls.
     """
     import zlib
 
-    stamps: list[object] = [os.path.realpath(dist)]
-    for path in (HOT_FUNCTIONS_FILE, *(os.path.join(dist, b) for b in WASM_BUILDS)):
+    try:
+        with open(HOT_FUNCTIONS_FILE, "rb") as f:
+            stamps: list[object] = [zlib.crc32(f.read())]
+    except OSError:
+        return None
+    stamps.append(os.path.realpath(dist))
+    for build in WASM_BUILDS:
         try:
-            st = os.stat(path)
+            st = os.stat(os.path.join(dist, build))
         except OSError:
             stamps.append(None)
             continue
@@ -136,7 +146,8 @@ def hot_profile_dir(dist: str) -> str | None:
     key = f"{os.path.basename(dist)}-{zlib.crc32(repr(stamps).encode()):08x}"
     folder = os.path.join(cache_dir(), "wasm-profiles", key)
     if os.path.isdir(folder):
-        return folder
+        # The engine runs in it: a folder it could not enter would stop it at start.
+        return folder if os.access(folder, os.R_OK | os.X_OK) else None
     from generators.tp_hot import write_profiles  # only the first time: it reads the modules
 
     return write_profiles(dist, folder)

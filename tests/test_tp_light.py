@@ -26,7 +26,7 @@ from generators.tp import (
     prestart,
     rows_of,
 )
-from tests.reference_traces import A100_TRITON, H100_BERT, all_traces
+from tests.reference_traces import A100_TRITON, H100_BERT, V100, all_traces
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -48,6 +48,8 @@ ONE_SHOT_HOT = ONE_SHOT | {"hot_functions": True}
 def _answers(path: Path, **kwargs) -> list[tuple[list[str], list[list[tuple[object, str]]]]]:
     out = []
     with open_trace(path, reuse=False, **kwargs) as tp:
+        # The tuning asked for is the one the engine runs with (not a fallback).
+        assert ("--profile-dir" in tp.engine.proc.args) is bool(kwargs.get("hot_functions"))
         for sql in QUERIES:
             cols, rows = rows_of(tp, sql)
             out.append((cols, [[(v, type(v).__name__) for v in r] for r in rows]))
@@ -94,19 +96,23 @@ def test_prestarted_engine_is_the_one_open_trace_uses() -> None:
     assert engine_pids() == []
 
 
-def test_engine_started_before_the_doctors_imports_is_the_one_it_uses() -> None:
+@pytest.mark.parametrize("path", [A100_TRITON, V100], ids=lambda p: p.name)
+def test_engine_started_before_the_doctors_imports_is_the_one_it_uses(path: Path) -> None:
     """``python -m generators.doctor`` starts its engine with generators.tp_launch alone, before
     importing anything else: open_trace with the doctor's options must take over that process
-    (same command line), not start a second one."""
+    (same command line), not start a second one: with the baseline code only (the small trace)
+    and with the hot functions' profile (the V100 trace's 15 MB of JSON)."""
     from generators import tp_launch
-    from generators.doctor.__main__ import engine_options
+    from generators.doctor.tuning import engine_options
 
     close_engines()
-    options = engine_options(A100_TRITON)
+    options = engine_options(path)
+    assert options["hot_functions"] is (path == V100)
     assert tp_launch.start_early(**options)
     (pid,) = engine_pids()
-    with open_trace(A100_TRITON, client="light", **options) as tp:
+    with open_trace(path, client="light", **options) as tp:
         assert tp.engine.pid == pid
+        assert ("--profile-dir" in tp.engine.proc.args) is (path == V100)
         assert next(iter(tp.query("SELECT COUNT(*) AS n FROM slice"))).n > 0
     assert engine_pids() == [pid]  # kept for reuse
     close_engines()

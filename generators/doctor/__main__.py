@@ -14,11 +14,8 @@ import os
 import sys
 
 from generators import tp_launch
+from generators.doctor.tuning import engine_options
 
-#: Traces up to this size on disk open in the 32-bit WebAssembly build, which runs the doctor
-#: some 10 % faster than the memory64 one. Its heap stops at 4 GiB; the engine's grows by about
-#: 2.4 bytes per byte of JSON, some 35 per byte of a gzipped trace.
-WASM32_MAX_TRACE_BYTES = 32 << 20
 #: Long options that take a value (``--format json``), so that the value is not read as a trace
 #: (``-o`` is the one short one). Kept equal to the parser's by tests/test_doctor.py.
 _VALUE_OPTIONS = (
@@ -34,61 +31,6 @@ _VALUE_OPTIONS = (
 #: Options after which nothing starts early: an engine is named (open_trace chooses it), or no
 #: trace is read.
 _NO_EARLY_START = ("--tp-bin", "--engine", "--list", "--help")
-
-
-#: Traces that hold at least this much JSON open with the engine's hot functions optimised as
-#: it starts (generators/tp_hot.py): that costs the engine some CPU at start, in background
-#: threads, and pays off from a few MB of JSON on. From TIER_UP_MIN_JSON_BYTES, the doctor runs
-#: for seconds, and V8's own tier-up (which also optimises SQLite's large functions, at a fifth
-#: of a second of CPU each) ends it sooner. Both measured by benchmarks/doctor_tuning.py.
-HOT_FUNCTIONS_MIN_JSON_BYTES = 4 << 20
-TIER_UP_MIN_JSON_BYTES = 24 << 20
-
-
-def engine_options(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """How the doctor opens the trace at ``path``, for a command that should answer in about a
-    second.
-
-    The WebAssembly engine runs without V8's dynamic tier-up, whose compiler threads would
-    mostly compete with the work for CPU (``tier_up``), except for a trace so large that the
-    command takes seconds anyway; for a trace large enough to repay it, with the few functions
-    that take most of its import optimised as the engine starts (``hot_functions``); in its
-    32-bit build for a trace that fits it (``wasm``); and with the trace processor's default
-    ftrace setting, which spares it a second start-up instance (``ftrace_raw``; no Kineto trace
-    holds ftrace).
-    """
-    disk_bytes = _trace_bytes(path)
-    small = disk_bytes is not None and disk_bytes <= WASM32_MAX_TRACE_BYTES
-    json_size = json_bytes(path) or 0
-    tier_up = json_size >= TIER_UP_MIN_JSON_BYTES
-    return {
-        "ftrace_raw": True,
-        "tier_up": tier_up,
-        "hot_functions": not tier_up and json_size >= HOT_FUNCTIONS_MIN_JSON_BYTES,
-        "wasm": "32" if small else None,
-    }
-
-
-def _trace_bytes(path: str | os.PathLike[str]) -> int | None:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return None
-
-
-def json_bytes(path: str | os.PathLike[str]) -> int | None:
-    """About how many bytes of JSON the trace at ``path`` holds: a gzip file's own record of its
-    uncompressed size (modulo 4 GiB, as gzip keeps it: a larger trace may read as smaller, never
-    as smaller than the file), else the file's size. None when the file cannot be read."""
-    try:
-        with open(path, "rb") as f:
-            if f.read(2) != b"\x1f\x8b":
-                return os.fstat(f.fileno()).st_size
-            size = f.seek(0, os.SEEK_END)
-            f.seek(-4, os.SEEK_END)
-            return max(int.from_bytes(f.read(4), "little"), size)
-    except OSError:
-        return None
 
 
 def _abbreviates(name: str, options: Sequence[str]) -> bool:
@@ -135,7 +77,6 @@ import argparse  # noqa: E402 (after the engine's start)
 import logging  # noqa: E402
 from collections.abc import Sequence  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
 
 from generators import env  # noqa: E402
 from generators.doctor.detectors import (  # noqa: E402
