@@ -17,7 +17,6 @@ from __future__ import annotations
 import csv
 import io
 import logging
-import os
 import shutil
 import sys
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from generators import figures, i18n
+from generators import figures, i18n, tp_launch
 from generators.queries import Query, load_query
 from generators.steps import REPO_ROOT, STEPS, Step
 from generators.store import (
@@ -43,7 +42,7 @@ from generators.store import (
     source_hashes,
 )
 from generators.table_cells import cell_html
-from generators.tp import ENV_BIN, ENV_ENGINE, engine_description, open_trace
+from generators.tp import engine_description, open_trace
 from generators.units import format_value
 
 log = logging.getLogger(__name__)
@@ -122,16 +121,10 @@ def to_markdown(rows: Rows, query: Query) -> str:
 
 
 def derive_engine() -> str | None:
-    """Artifacts are derived with the pinned offline engine unless one is named explicitly.
-
-    The committed files must be reproducible byte for byte on any machine, and the engine the
-    ``perfetto`` package would cache or download is another Perfetto version, so it is never
-    picked silently here. ``PROFILING_GUIDE_TP_BIN`` or ``PROFILING_GUIDE_TP_ENGINE`` choose
-    another engine on purpose (and the manifest then records it).
-    """
-    if os.environ.get(ENV_BIN) or os.environ.get(ENV_ENGINE):
-        return None
-    return "wasm"
+    """Artifacts are derived with the pinned offline engine unless one is named explicitly
+    (:func:`generators.tp_launch.pinned_engine`): the committed files must be reproducible byte
+    for byte on any machine; the manifest records an engine chosen on purpose."""
+    return tp_launch.pinned_engine()
 
 
 def derive_sources(step: Step) -> list[Path]:

@@ -301,8 +301,12 @@ def _profile_doctor_runs(traces: Sequence[Path], out_dir: Path) -> None:
             print(f"[{n}/{len(traces)}] {trace}", file=sys.stderr)
             # The WebAssembly engine's baseline code, whatever the trace's size or what this
             # machine has cached: what is slow there is what the list is for.
-            options = engine_options(trace) | {"tier_up": False, "hot_functions": False}
-            with tp.open_trace(trace, client="light", engine="wasm", **options) as opened:
+            options = engine_options(trace) | {
+                "engine": "wasm",
+                "tier_up": False,
+                "hot_functions": False,
+            }
+            with tp.open_trace(trace, client="light", **options) as opened:
                 examine(opened, trace, detectors)
                 opened.engine.close_gracefully()
             if len(list(out_dir.glob("*.cpuprofile"))) != n:

@@ -106,6 +106,21 @@ def wasm_dist_path() -> str:
     return max(candidates, key=lambda d: _version_key(os.path.basename(d)))
 
 
+def pinned_engine() -> str | None:
+    """ "wasm", the offline engine the project pins, unless the environment names an engine
+    (``PROFILING_GUIDE_TP_BIN``, or ``PROFILING_GUIDE_TP_ENGINE`` set at all): None then, and
+    :func:`generators.tp.open_trace` follows the environment.
+
+    What the project derives (artifacts, the doctor's gallery) and what the doctor finds on a
+    reader's trace come from this one engine: the native ``trace_processor_shell`` that the
+    ``perfetto`` package caches or downloads is another Perfetto version, which may count some
+    things differently (and fetching it reaches the network), so it is never picked silently.
+    """
+    if os.environ.get(env.TP_BIN.name) or os.environ.get(env.TP_ENGINE.name):
+        return None
+    return "wasm"
+
+
 def cache_dir() -> str:
     """The project's cache folder on this machine (``PROFILING_GUIDE_CACHE_DIR``, else
     ``$XDG_CACHE_HOME/profiling-guide``, else ``~/.cache/profiling-guide``), as an absolute
@@ -246,16 +261,18 @@ def start_early(
     tier_up: bool = True,
     hot_functions: bool = False,
     ftrace_raw: bool = False,
+    engine: str | None = None,
 ) -> bool:
     """Start the WebAssembly engine with the default SQL package now, if it is the engine that
-    :func:`generators.tp.open_trace` would choose without looking further (no native binary
-    named, no engine forced). Returns whether a process started; never raises.
+    :func:`generators.tp.open_trace` would choose with the same ``engine`` (no native binary
+    named, no other engine forced). Returns whether a process started; never raises.
 
     It is a guess: when ``open_trace`` then chooses otherwise (other settings), the process is
     not used and is stopped with the others. Where the ``perfetto`` package has cached a native
-    binary (which ``open_trace`` prefers, and which starts in milliseconds) nothing starts here.
+    binary (which ``open_trace`` prefers unless ``engine="wasm"``, and which starts in
+    milliseconds) nothing starts here.
     """
-    forced = env.TP_ENGINE.get().lower()
+    forced = (engine or env.TP_ENGINE.get()).lower()
     if env.TP_BIN.get() or forced not in ("auto", "wasm", "wasm-node"):
         return False
     if forced == "auto" and _perfetto_binary_cached():

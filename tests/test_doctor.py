@@ -390,6 +390,15 @@ def test_gallery_covers_every_trace_and_holds_to_physics() -> None:
                         assert value >= 0, (entry["slug"], finding["id"], col)
     reference = [e for e in gallery["traces"] if e["origin"] == "reference"]
     assert all("licen" in e["source"].lower() or "MIT" in e["source"] for e in reference)
+    # Each published report says whose trace it is: another project's, never the guide's.
+    for entry in gallery["traces"]:
+        for name, phrase in (
+            (entry["report"], "Another project's trace, not a measurement of this guide's: "),
+            (entry["report_ja"], "このガイドの測定ではなく、他のプロジェクトのトレースです: "),
+        ):
+            page = (REPO / "artifacts" / "doctor" / name).read_text(encoding="utf-8")
+            said = f'<p class="provenance">{phrase}{html.escape(entry["source"])}</p>' in page
+            assert said is (entry["origin"] == "reference"), name
 
 
 def test_the_early_engine_start_reads_the_command_line_as_the_parser_does(tmp_path: Path) -> None:

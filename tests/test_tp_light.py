@@ -210,6 +210,9 @@ def test_no_early_engine_where_a_native_binary_is_cached(
     close_engines()
     (prebuilts / "trace_processor_shell-0123456789abcdef").write_bytes(b"")
     assert not tp_launch.start_early(tier_up=False, wasm="32")
+    # The doctor's default: the pinned WebAssembly engine, whatever is cached.
+    assert tp_launch.start_early(tier_up=False, wasm="32", engine="wasm")
+    close_engines()
     monkeypatch.setenv("PROFILING_GUIDE_TP_ENGINE", "wasm")  # forced: the cache does not matter
     assert tp_launch.start_early(tier_up=False, wasm="32")
     close_engines()

@@ -4,7 +4,7 @@ Placeholders (each alone on a line)::
 
     {{ doctor_detectors() }}   one section per detector, from generators/detectors/*.sql
     {{ doctor_gallery() }}     the doctor's report on every gallery trace (artifacts/doctor/)
-    {{ doctor_example("slug") }}  one gallery trace's report, in full, as the command prints it
+    {{ doctor_example("slug") }}  one gallery trace's report, shortened (render_example)
 
 Every lesson page a detector names (its ``guide:`` header) gets a "check your own trace" note
 under that section's heading, so lesson and detector link both ways without a hand-kept list.
@@ -174,8 +174,16 @@ def render_gallery(page_url: str, lang: str = "en") -> str:
     return "\n".join(out)
 
 
+def _short(value: object, limit: int = 60) -> str:
+    """A breakdown value as the example shows it: a long kernel name cut, with an ellipsis."""
+    text = str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def render_example(slug: str, lang: str = "en") -> str:
-    """A shortened text report (findings, what to try, three evidence rows) of a gallery trace."""
+    """A shortened text report of a gallery trace: each finding with what was seen, what to
+    try, what its rows add up to and three of them, then what the trace cannot show (the why,
+    after and guide lines, and the evidence times, left out)."""
     detectors = {d.id: d for d in load_detectors()}
     for entry in _gallery()["traces"]:
         if entry["slug"] == slug:
@@ -193,10 +201,25 @@ def render_example(slug: str, lang: str = "en") -> str:
                 )
                 lines.append(_t(lang, "   Seen:  ", "   所見: ") + seen)
                 lines.append(_t(lang, "   Try:   ", "   対策: ") + try_)
+                if f["breakdown"]:  # what the rows add up to, before three of them
+                    parts = [
+                        f"{_short(b['value'])}: {b['rows']:,} × {format_duration_ns(b['cost_ns'])}"
+                        for b in f["breakdown"][:4]
+                    ]
+                    lines.append(
+                        _t(lang, f"   By {det.breakdown}: ", f"   {det.breakdown} 別: ")
+                        + "; ".join(parts)
+                    )
                 for r in f["evidence"][:3]:
                     lines.append(
                         f"     {format_duration_ns(r['dur'] or 0):>9}  {r['location']}: {r['what']}"
                     )
+            if entry["cannot_see"]:
+                lines.append(
+                    _t(lang, "What this trace cannot show:", "このトレースからわからないこと:")
+                )
+                key = "text_ja" if lang == "ja" else "text"
+                lines += [f"  - {lim[key]}" for lim in entry["cannot_see"]]
             return "\n".join(fenced("\n".join(lines), "text"))
     raise PluginError(f"doctor_example({slug!r}): no such trace in the gallery")
 

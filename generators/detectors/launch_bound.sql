@@ -22,10 +22,10 @@
 --   の性能にかかわらず、ループは起動の速さで進みます。ループ内に小さなカーネルが多数並ぶのは、
 --   小さなバッチ、デコードステップ、融合されていない要素ごとの演算に典型的なパターンです。
 -- try: Capture the loop in a CUDA graph (one launch replays all kernels:
---   `torch.compile(mode="reduce-overhead")` or `torch.cuda.graphs`), fuse kernels with
+--   `torch.compile(mode="reduce-overhead")` or `torch.cuda.graph`), fuse kernels with
 --   `torch.compile`, or give each kernel more work (a larger batch).
 -- try_ja: ループを CUDA グラフにキャプチャする（1 回の起動で全カーネルを再生しま
---   す。`torch.compile(mode="reduce-overhead")` または `torch.cuda.graphs`）、`torch.compile`
+--   す。`torch.compile(mode="reduce-overhead")` または `torch.cuda.graph`）、`torch.compile`
 --   でカーネルを融合する、または各カーネルの仕事を増やしてください（大きなバッチ）。
 -- after: Under a CUDA graph the CPU row shows one `cudaGraphLaunch` per step instead of one
 --   launch per kernel; after fusion, fewer and longer kernels.

@@ -4,7 +4,7 @@
 -- severity: warning
 -- param: busy_pct_max = 50  A step whose GPU busy share is below this (%) is reported.
 -- param_ja: busy_pct_max  GPU 稼働率がこの値（%）未満のステップを報告します。
--- needs: gpu, steps
+-- needs: gpu, flows, steps
 -- guide: part-4/02-decode-step.md#why-decode-on-a-gpu-is-overhead-bound-at-batch-1
 -- seen: Profiled steps in which the GPU was busy less than {busy_pct_max} % of the time:
 --   {count} (lowest {min(busy_pct)}; GPU idle in those steps: {sum(cost_ns)}). The CPU spent

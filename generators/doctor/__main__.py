@@ -157,7 +157,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--perfetto-origin", default=DEFAULT_PERFETTO_ORIGIN)
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     parser.add_argument("--tp-bin", help="native trace_processor_shell to use")
-    parser.add_argument("--engine", choices=["auto", "native", "wasm"], default=None)
+    parser.add_argument(
+        "--engine",
+        choices=["auto", "native", "wasm"],
+        default=None,
+        help="the trace processor: wasm (the default: the build the guide pins), native (the "
+        "perfetto package's trace_processor_shell, downloaded if need be) or auto",
+    )
     return parser
 
 
@@ -215,6 +221,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             progress(f"[{n}/{len(args.traces)}] loading {path} ({size / 1e6:.1f} MB)")
             try:
                 options = engine_options(path)
+                if args.engine or args.tp_bin:  # named: it wins over the doctor's default
+                    options["engine"] = args.engine
 
                 def read(done: int, total: int, n: int = n, path: Path = path) -> None:
                     """Progress through a large trace: the engine reads it a chunk at a time,
@@ -230,7 +238,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                 with open_trace(
                     path,
                     bin_path=args.tp_bin,
-                    engine=args.engine,
                     client="light",
                     on_read=read,
                     **options,

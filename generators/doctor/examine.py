@@ -81,6 +81,9 @@ class Report:
     trace_start_ns: int = 0
     #: A short id unique within one rendered report (HTML anchors, file pickers).
     key: str = "t1"
+    #: Where a trace that is not the reader's own comes from (the gallery's reference traces:
+    #: another project's, with its licence), shown under its name in the HTML report.
+    provenance: str | None = None
 
     def worst(self) -> str | None:
         """The most serious severity found, or None."""
@@ -219,10 +222,12 @@ def _limitations(facts: dict[str, Any], stats: list[list[Any]], detectors: list[
         out.append(
             Limitation(
                 "unknown-gpu",
-                f"The guide has no datasheet peaks for {facts['gpu_name']}: no '% of peak' or "
-                "tensor-core comparison for it.",
+                f"The guide has no datasheet peaks for {facts['gpu_name']}: the rates its "
+                "lessons set against a GPU's peak (TFLOP/s, bytes/s) have nothing to be set "
+                "against here. The doctor's checks do not need them.",
                 text_ja=f"このガイドには {facts['gpu_name']} のデータシート上のピーク性能がありま"
-                "せん。「ピーク性能の何 %」や Tensor コアとの比較はできません。",
+                "せん。レッスンが GPU のピークと比べるレート（TFLOP/s、bytes/s）は、ここでは比べる"
+                "相手がありません。doctor のチェックはピークを使いません。",
             )
         )
     return out, missing

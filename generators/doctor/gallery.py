@@ -23,6 +23,7 @@ from generators.doctor.render import render_html, to_json_obj
 from generators.steps import REPO_ROOT
 from generators.store import MANIFEST_FILE, atomic_write_text, dump_json
 from generators.tp import open_trace
+from generators.tp_launch import pinned_engine
 
 REFERENCE_DIR = REPO_ROOT / "tests" / "data" / "reference-traces"
 GALLERY_DIR = "doctor"
@@ -110,11 +111,13 @@ def build_gallery(artifacts: Path, *, progress=print) -> Path:  # type: ignore[n
     entries = []
     for n, trace in enumerate(traces, 1):
         progress(f"doctor gallery [{n}/{len(traces)}] {trace.slug}")
-        with open_trace(trace.path) as tp:
+        with open_trace(trace.path, engine=pinned_engine()) as tp:
             report = examine(tp, trace.path, detectors)
         report.path = Path(trace.source if trace.origin == "guide" else trace.path.name)
         report.seconds = None  # no run times in committed files
         report.key = "t1"
+        if trace.origin == "reference":
+            report.provenance = trace.source
         data = to_json_obj(report, SITE_ROOT_FROM_REPORT)
         data.pop("seconds", None)
         data["trace"] = trace.source if trace.origin == "guide" else trace.path.name

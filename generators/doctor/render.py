@@ -482,6 +482,16 @@ def render_html(
             f'data-file-name="{_e(report.path.name)}">'
         )
         body.append(f"<h2>{_e(report.path.name)}</h2>")
+        if report.provenance:
+            body.append(
+                '<p class="provenance">'
+                + _t(
+                    lang,
+                    "Another project's trace, not a measurement of this guide's: ",
+                    "このガイドの測定ではなく、他のプロジェクトのトレースです: ",
+                )
+                + f"{_e(report.provenance)}</p>"
+            )
         body.append(f"<p>{_e(_summary_line(report, lang))}{_t(lang, '.', '。')}</p>")
         body.append(
             '<p class="picker"><label>'

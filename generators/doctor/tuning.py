@@ -1,7 +1,8 @@
 """How the doctor runs its engine for a trace of a given size (:func:`engine_options`).
 
-Imports only the standard library's ``os`` and ``stat``, so that ``python -m generators.doctor``
-can choose, and start, its engine before importing anything else; ``benchmarks/`` uses it too.
+Imports only the standard library's ``os`` and ``stat`` and :mod:`generators.tp_launch`, so that
+``python -m generators.doctor`` can choose, and start, its engine before importing anything
+else; ``benchmarks/`` uses it too.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 import os
 import stat
 from typing import Any
+
+from generators import tp_launch
 
 #: Traces up to this size on disk open in the 32-bit WebAssembly build, which runs the doctor
 #: some 10 % faster than the memory64 one. Its heap stops at 4 GiB; the engine's grows by about
@@ -34,18 +37,27 @@ def engine_options(path: str | os.PathLike[str]) -> dict[str, Any]:
     that take most of its import optimised as the engine starts (``hot_functions``); in its
     32-bit build for a trace that fits it (``wasm``); and with the trace processor's default
     ftrace setting, which spares it a second start-up instance (``ftrace_raw``; no Kineto trace
-    holds ftrace).
+    holds ftrace); with the guide's pinned engine unless the environment names another
+    (``engine``, :func:`default_engine`).
     """
     disk_bytes = trace_bytes(path)
+    options: dict[str, Any] = {"engine": default_engine()}
     small = disk_bytes is not None and disk_bytes <= WASM32_MAX_TRACE_BYTES
     json_size = json_bytes(path) or 0
     tier_up = json_size >= TIER_UP_MIN_JSON_BYTES
-    return {
+    return options | {
         "ftrace_raw": True,
         "tier_up": tier_up,
         "hot_functions": not tier_up and json_size >= HOT_FUNCTIONS_MIN_JSON_BYTES,
         "wasm": "32" if small else None,
     }
+
+
+def default_engine() -> str | None:
+    """The engine the doctor runs when its command line names none: the one the guide pins,
+    which made the guide's own numbers and the gallery, unless the environment names another
+    (:func:`generators.tp_launch.pinned_engine`)."""
+    return tp_launch.pinned_engine()
 
 
 def trace_bytes(path: str | os.PathLike[str]) -> int | None:
