@@ -24,7 +24,6 @@ from generators.doctor.render import render_json
 from generators.doctor.tuning import (
     HOT_FUNCTIONS_MIN_JSON_BYTES,
     TIER_UP_MIN_JSON_BYTES,
-    default_engine,
     engine_options,
     json_bytes,
 )
@@ -316,13 +315,13 @@ def test_the_doctor_runs_the_pinned_engine_unless_one_is_named(monkeypatch) -> N
     """Its findings are those of the engine that made the guide's numbers and the gallery."""
     monkeypatch.delenv("PROFILING_GUIDE_TP_ENGINE", raising=False)
     monkeypatch.delenv("PROFILING_GUIDE_TP_BIN", raising=False)
-    assert default_engine() == "wasm"
+    assert tp_launch.pinned_engine() == "wasm"
     assert engine_options(V100)["engine"] == "wasm"
     monkeypatch.setenv("PROFILING_GUIDE_TP_ENGINE", "native")
     assert engine_options(V100)["engine"] is None  # the environment's choice stands
     monkeypatch.delenv("PROFILING_GUIDE_TP_ENGINE")
     monkeypatch.setenv("PROFILING_GUIDE_TP_BIN", "/some/trace_processor_shell")
-    assert default_engine() is None
+    assert tp_launch.pinned_engine() is None
 
 
 def test_json_bytes_reads_gzips_own_record_of_the_size(tmp_path: Path) -> None:

@@ -38,10 +38,10 @@ def engine_options(path: str | os.PathLike[str]) -> dict[str, Any]:
     32-bit build for a trace that fits it (``wasm``); and with the trace processor's default
     ftrace setting, which spares it a second start-up instance (``ftrace_raw``; no Kineto trace
     holds ftrace); with the guide's pinned engine unless the environment names another
-    (``engine``, :func:`default_engine`).
+    (``engine``, :func:`generators.tp_launch.pinned_engine`, as derive does).
     """
     disk_bytes = trace_bytes(path)
-    options: dict[str, Any] = {"engine": default_engine()}
+    options: dict[str, Any] = {"engine": tp_launch.pinned_engine()}
     small = disk_bytes is not None and disk_bytes <= WASM32_MAX_TRACE_BYTES
     json_size = json_bytes(path) or 0
     tier_up = json_size >= TIER_UP_MIN_JSON_BYTES
@@ -51,13 +51,6 @@ def engine_options(path: str | os.PathLike[str]) -> dict[str, Any]:
         "hot_functions": not tier_up and json_size >= HOT_FUNCTIONS_MIN_JSON_BYTES,
         "wasm": "32" if small else None,
     }
-
-
-def default_engine() -> str | None:
-    """The engine the doctor runs when its command line names none: the one the guide pins,
-    which made the guide's own numbers and the gallery, unless the environment names another
-    (:func:`generators.tp_launch.pinned_engine`)."""
-    return tp_launch.pinned_engine()
 
 
 def trace_bytes(path: str | os.PathLike[str]) -> int | None:
@@ -74,14 +67,14 @@ def json_bytes(path: str | os.PathLike[str]) -> int | None:
     as smaller than the file), else the file's size. None when it is not a file that can be read
     (a pipe is not opened here: reading it would take what the trace processor should read)."""
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
             return None
         with open(path, "rb") as f:
             if f.read(2) != b"\x1f\x8b":
-                return os.fstat(f.fileno()).st_size
-            size = f.seek(0, os.SEEK_END)
+                return st.st_size
             f.seek(-4, os.SEEK_END)
-            return max(int.from_bytes(f.read(4), "little"), size)
+            return max(int.from_bytes(f.read(4), "little"), st.st_size)
     except OSError:
         return None
 
