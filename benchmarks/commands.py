@@ -64,6 +64,28 @@ def serve_start(venv: Path) -> float:
         proc.wait(timeout=30)
 
 
+def test_in_fresh_clone() -> float:
+    """Seconds of `make test` in a fresh clone of the committed tree, in an empty folder: the
+    virtual environment made and installed from the package cache, then every test."""
+    folder = Path(tempfile.mkdtemp(prefix="clone-"))
+    try:
+        clone = folder / "guide"
+        subprocess.run(["git", "clone", "--quiet", str(REPO), str(clone)], check=True)
+        started = time.perf_counter()
+        result = subprocess.run(
+            ["make", "test"], cwd=clone, env=ENV, capture_output=True, text=True, check=False
+        )
+        took = time.perf_counter() - started
+        if result.returncode != 0:
+            sys.exit(
+                f"make test failed in {clone}:\n{result.stdout[-4000:]}\n{result.stderr[-2000:]}"
+            )
+        print(result.stdout.strip().splitlines()[-1], file=sys.stderr)
+        return took
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def measure(name: str, runs: int) -> list[float]:
     py = str(REPO / ".venv" / "bin" / "python")
     if name == "site":
@@ -75,6 +97,8 @@ def measure(name: str, runs: int) -> list[float]:
         return [timed([py, "-m", "generators", "derive"]) for _ in range(runs)]
     if name == "test":
         return [timed(["make", "test"]) for _ in range(runs)]
+    if name == "test-clone":
+        return [test_in_fresh_clone() for _ in range(runs)]
     if name == "serve-warm":
         return [serve_start(REPO / ".venv") for _ in range(runs)]
     if name == "serve-cold":
@@ -95,6 +119,10 @@ COMMANDS = {
     "serve-warm": ("make serve, environment installed, until the first page loads", 3),
     "serve-cold": ("make serve on a fresh virtual environment, until the first page loads", 2),
     "test": ("make test (the whole suite)", 2),
+    "test-clone": (
+        "make test in a fresh clone (virtual environment installed, then every test)",
+        3,
+    ),
 }
 
 

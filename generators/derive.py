@@ -25,6 +25,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from generators import figures, i18n, tp_launch
+from generators.parallel import run_each
 from generators.queries import Query, load_query
 from generators.steps import REPO_ROOT, STEPS, Step
 from generators.store import (
@@ -258,6 +259,19 @@ def _clean_derived(variant_dir: Path) -> None:
                 path.unlink()
 
 
+def _derive_job(job: tuple[str, Path, str]) -> None:
+    """One variant's derive, as a worker process runs it: (step slug, variant folder, device)."""
+    slug, variant_dir, device = job
+    step = next(s for s in STEPS if s.slug == slug)
+    _clean_derived(variant_dir)
+    derive_variant(step, variant_dir, device)
+
+
+def _trace_weight(job: tuple[str, Path, str]) -> float:
+    """A variant's expected cost: the size of its trace on disk."""
+    return (job[1] / TRACE_FILE).stat().st_size
+
+
 def derive_set(stage: Path, device: str, only_step: str | None = None) -> dict:
     """Re-derive the captured variants in ``stage`` (all, or one step's) and write the manifest.
 
@@ -282,12 +296,16 @@ def derive_set(stage: Path, device: str, only_step: str | None = None) -> dict:
             if missing:
                 raise DeriveError(f"{variant_dir} is missing {', '.join(missing)}: recapture it")
             jobs.append((step, variant_dir))
-    todo = [job for job in jobs if only_step in (None, job[0].slug)]
-    with tqdm(todo, desc=f"derive ({device})", unit="trace", file=sys.stderr) as bar:
-        for step, variant_dir in bar:
-            bar.set_postfix_str(f"{step.slug}/{variant_dir.name}")
-            _clean_derived(variant_dir)
-            derive_variant(step, variant_dir, device)
+    todo = [(step.slug, variant_dir, device) for step, variant_dir in jobs]
+    todo = [job for job in todo if only_step in (None, job[0])]
+    with tqdm(total=len(todo), desc=f"derive ({device})", unit="trace", file=sys.stderr) as bar:
+
+        def finished(job: tuple[str, Path, str]) -> None:
+            bar.set_postfix_str(f"{job[0]}/{job[1].name}")
+            bar.update()
+
+        for _ in run_each(_derive_job, todo, weight=_trace_weight, done=finished):
+            pass
     manifest = build_manifest(stage, device, jobs)
     atomic_write_text(stage / MANIFEST_FILE, dump_json(manifest))
     stale = stale_captures(jobs)

@@ -99,6 +99,15 @@ CAPTURE_TIMEOUT_S = EnvVar(
     "generators/capture.py",
 )
 
+# ---- derive (generators/derive.py, generators/doctor/gallery.py) -------------------------------
+JOBS = EnvVar(
+    "PROFILING_GUIDE_JOBS",
+    "",
+    "How many worker processes derive uses, one trace each (default: one per CPU, at most two; "
+    "1 runs everything in the calling process).",
+    "generators/parallel.py",
+)
+
 # ---- the site (docs/hooks/artifacts.py, mkdocs.yml) ---------------------------------------------
 ARTIFACTS_DIR = EnvVar(
     "PROFILING_GUIDE_ARTIFACTS_DIR",
@@ -143,6 +152,7 @@ ALL: tuple[EnvVar, ...] = (
     NODE,
     CACHE_DIR,
     CAPTURE_TIMEOUT_S,
+    JOBS,
     ARTIFACTS_DIR,
     STRICT_GPU,
     SITE_URL,

@@ -90,6 +90,10 @@ class TraceOpenError(RuntimeError):
         self.reason = reason
         super().__init__(f"{path}: {reason}")
 
+    def __reduce__(self) -> tuple[type[TraceOpenError], tuple[Path, str]]:
+        # Raised in a worker process (generators.parallel), it is pickled back to the parent.
+        return (type(self), (self.path, self.reason))
+
 
 # ---------------------------------------------------------------- engine choice
 

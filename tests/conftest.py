@@ -11,7 +11,10 @@ from pathlib import Path
 import pytest
 
 from generators import env
+from tests import background
+from tests.open_traces import POOL
 from tests.reference_traces import all_traces
+from tests.serving import built_site, perfetto_ui, static_server  # noqa: F401 (fixtures)
 
 # Exact counts and byte-for-byte derives are pinned to the offline engine, whatever this machine
 # has cached or could download (an explicit choice in the environment still wins).
@@ -39,3 +42,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="rewrite the expected CSVs of tests/sql_cases/ from what the SQL returns now "
         "(on purpose only: review the diff before committing)",
     )
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # The fresh derive that test_derive compares with the committed files starts now, in the
+    # background (tests/background.py), when that test is to run.
+    if any(item.nodeid == background.REDERIVE_TEST for item in session.items):
+        background.start_rederive()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    POOL.close()
+    background.stop_all()

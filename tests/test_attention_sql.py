@@ -20,6 +20,7 @@ from generators.derive import run_query
 from generators.queries import load_query
 from generators.tp import open_trace
 from tests import sql_rows
+from tests.open_traces import shared_trace
 from tests.reference_traces import REFERENCE_TRACES as REFERENCE
 
 REPO = Path(__file__).resolve().parents[1]
@@ -29,7 +30,7 @@ REGION_FILTER = "category = 'user_annotation' AND (name = 'attn_fwd' OR name GLO
 
 @contextmanager
 def reference(name: str) -> Iterator[object]:
-    with open_trace(REFERENCE / name) as tp:
+    with shared_trace(REFERENCE / name) as tp:
         yield tp
 
 
@@ -38,7 +39,8 @@ def with_regions(name: str, region: str) -> Iterator[object]:
     """A reference trace with the attention module loaded, `region` slices as the forwards."""
     sql = MODULE.read_text()
     assert REGION_FILTER in sql, "the module's forward filter changed; update this test"
-    with reference(name) as tp:
+    # Its own trace: the module's tables are made again under another filter.
+    with open_trace(REFERENCE / name) as tp:
         tp.query(sql.replace(REGION_FILTER, f"name = '{region}'"))  # type: ignore[attr-defined]
         yield tp
 

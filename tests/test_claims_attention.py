@@ -705,7 +705,7 @@ def test_sweep_flash_splits_kv_at_one_length() -> None:
     """'at one length, flash launches two kernels per forward ... flash_fwd_splitkv_kernel ...
     flash_fwd_splitkv_combine_kernel. Short sequences alone do not explain it: at the shortest
     length ... flash runs one kernel'."""
-    from generators.tp import open_trace
+    from tests.open_traces import shared_trace
 
     rows = gpu_sweep()
     flash = {
@@ -721,7 +721,7 @@ def test_sweep_flash_splits_kv_at_one_length() -> None:
         "JOIN guide_attention_work_in!(guide_attention_forward) AS w ON w.region_id = f.id "
         f"WHERE f.name GLOB '{label}'"
     )
-    with open_trace(variant_dir(STEP, "sweep") / "trace.json.gz") as tp:
+    with shared_trace(variant_dir(STEP, "sweep") / "trace.json.gz") as tp:
         names = [r.name for r in tp.query(sql)]
     assert len(names) == 2
     assert any("flash_fwd_splitkv_kernel" in n for n in names)
@@ -916,7 +916,7 @@ def test_math_backend_handicap_is_smaller_than_the_references() -> None:
     """'the math backend 3.7 times slower than the in-place version on the A100 ... a smaller
     factor. Why (likely): ... an H200 has several times an A100's fp32 rate, while ... memory,
     whose bandwidth grew by less'."""
-    from generators.tp import open_trace
+    from tests.open_traces import shared_trace
 
     assert gpu("sdpa_math")["kernels_per_fwd"] == 20
     ratio = float(gpu("sdpa_math")["gpu_ns_per_fwd"]) / float(
@@ -927,7 +927,7 @@ def test_math_backend_handicap_is_smaller_than_the_references() -> None:
         "INCLUDE PERFETTO MODULE guide.hardware; SELECT gpu, fp32_tflops, peak_bytes_per_s "
         "FROM guide_hardware_peak WHERE gpu IN ('H200 SXM', 'A100 80GB SXM')"
     )
-    with open_trace(variant_dir(STEP, "sdpa_math", cpu_ok=False) / "trace.json.gz") as tp:
+    with shared_trace(variant_dir(STEP, "sdpa_math", cpu_ok=False) / "trace.json.gz") as tp:
         hw = {r.gpu: r for r in tp.query(sql)}
     fp32 = hw["H200 SXM"].fp32_tflops / hw["A100 80GB SXM"].fp32_tflops
     bandwidth = hw["H200 SXM"].peak_bytes_per_s / hw["A100 80GB SXM"].peak_bytes_per_s

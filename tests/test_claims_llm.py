@@ -377,8 +377,8 @@ def _op_counts(variant: str, phase: str) -> dict[str, float]:
     """CPU operators per forward of a phase, by name: for 'decode', those of generate's own work
     (from the end of each decode forward to the start of the next forward); for 'prefill', those
     of the prefill forward."""
-    from generators.tp import open_trace
     from tests.claims import variant_dir
+    from tests.open_traces import shared_trace
 
     window = "ts + dur AS ts, token_dur - dur AS dur" if phase == "decode" else "ts, dur"
     sql = f"""
@@ -391,7 +391,7 @@ def _op_counts(variant: str, phase: str) -> dict[str, float]:
         WHERE s.category = 'cpu_op'
         GROUP BY s.name
     """
-    with open_trace(variant_dir(STEP, variant, cpu_ok=False) / "trace.json.gz") as tp:
+    with shared_trace(variant_dir(STEP, variant, cpu_ok=False) / "trace.json.gz") as tp:
         return {r.name: r.per_forward for r in tp.query(sql)}
 
 

@@ -551,7 +551,7 @@ def test_both_steps_memset_before_the_gemm() -> None:
     under a microsecond, launched by a cudaMemsetAsync inside the GEMM operator (aten::mm eager,
     aten::addmm compiled)'; 'GPU kernels in the active steps counts kernels only ... eager
     mode's count is the GEMM and the add per step, the compiled one the GEMM alone'."""
-    from generators.tp import open_trace
+    from tests.open_traces import shared_trace
 
     sql = (
         "INCLUDE PERFETTO MODULE guide.launch; "
@@ -561,7 +561,7 @@ def test_both_steps_memset_before_the_gemm() -> None:
     )
     for variant, op in (("large_cold", "aten::mm"), ("compiled", "aten::addmm")):
         v = _cuda_values(variant)
-        with open_trace(variant_dir(STEP, variant, cpu_ok=False) / "trace.json.gz") as tp:
+        with shared_trace(variant_dir(STEP, variant, cpu_ok=False) / "trace.json.gz") as tp:
             rows = list(tp.query(sql))
         steps = v["matmul_add_compiled"]["steps"]
         memsets = [r for r in rows if r.gpu_category == "gpu_memset"]
@@ -651,7 +651,7 @@ def _union_ns(intervals: list[tuple[int, int]]) -> int:
 def test_busy_time_is_a_union_recomputed_from_the_trace() -> None:
     """The busy time is the union of GPU activity clipped to the steps' window, recomputed here
     from the trace's GPU activities."""
-    from generators.tp import open_trace
+    from tests.open_traces import shared_trace
 
     path = variant_dir(STEP, "large_cold", cpu_ok=False) / "trace.json.gz"
     sql = (
@@ -660,7 +660,7 @@ def test_busy_time_is_a_union_recomputed_from_the_trace() -> None:
         "(SELECT MAX(ts + dur) FROM guide_kineto_profiler_step) AS hi, g.ts, g.dur "
         "FROM guide_kineto_gpu_activity AS g"
     )
-    with open_trace(path) as tp:
+    with shared_trace(path) as tp:
         rows = list(tp.query(sql))
     lo, hi = rows[0].lo, rows[0].hi
     clipped = [
@@ -691,7 +691,7 @@ def test_longest_delay_is_queueing_not_launch_latency() -> None:
 def test_launch_latency_is_mostly_the_launch_call() -> None:
     """'Launch latency itself stays in the tens of microseconds here, under the profiler, and
     most of it is the launch call's own CPU time'."""
-    from generators.tp import open_trace
+    from tests.open_traces import shared_trace
 
     lanes = _cuda_values("large_cold")["matmul_add_lanes"]
     sql = (
@@ -699,7 +699,7 @@ def test_launch_latency_is_mostly_the_launch_call() -> None:
         "SELECT dur, launch_to_start_ns FROM guide_launch_chain WHERE gpu_category = 'kernel'"
     )
     path = variant_dir(STEP, "large_cold", cpu_ok=False) / "trace.json.gz"
-    with open_trace(path) as tp:
+    with shared_trace(path) as tp:
         launches = {r.launch_to_start_ns: r.dur for r in tp.query(sql)}
     for latency in (lanes["latency_min_ns"], lanes["latency_max_ns"]):
         call_ns = launches[latency]
@@ -741,7 +741,7 @@ def _theoretical_blocks(regs: int, threads: int, smem: int) -> int:
 def test_shared_memory_per_sm_is_the_occupancy_rules_limit() -> None:
     """'228 KiB of shared memory per SM', the limit the guide's occupancy function divides by,
     in the same binary unit as the footprint table's shared memory column."""
-    from generators.tp import open_trace
+    from tests.open_traces import shared_trace
 
     per_sm, reserved = 228 * 1024, 1024  # per SM; the runtime reserves 1 KiB per block
     half = per_sm // 2 - reserved  # two blocks asking for this fill the SM exactly
@@ -750,7 +750,7 @@ def test_shared_memory_per_sm_is_the_occupancy_rules_limit() -> None:
         f"SELECT guide_occupancy_blocks_per_sm(32, 32, {half}) AS two, "
         f"guide_occupancy_blocks_per_sm(32, 32, {half + 128}) AS one"
     )
-    with open_trace(variant_dir(STEP, "small_cold", cpu_ok=False) / "trace.json.gz") as tp:
+    with shared_trace(variant_dir(STEP, "small_cold", cpu_ok=False) / "trace.json.gz") as tp:
         (row,) = list(tp.query(sql))
     assert (row.two, row.one) == (2, 1)
 
@@ -836,8 +836,8 @@ def test_bias2d_copies_the_matrix_then_accumulates_onto_it() -> None:
     aten::addmm (there is no aten::copy_ row ...) starts a Memcpy DtoD of the whole bias matrix,
     and the GEMM kernel runs after it. That kernel has no bias in its name. It differs from eager
     mode's GEMM kernel in one part only, badd where eager's has bz'."""
-    from generators.tp import open_trace
     from generators.trace_json import load_events
+    from tests.open_traces import shared_trace
 
     c = _cuda_values("compiled_bias2d")["matmul_add_compiled"]
     settings = _cuda_values("compiled_bias2d")["matmul_add_settings"]
@@ -855,7 +855,7 @@ def test_bias2d_copies_the_matrix_then_accumulates_onto_it() -> None:
         "ON c.ts >= st.ts AND c.ts < st.ts + st.dur WHERE c.gpu_id IS NOT NULL ORDER BY c.gpu_ts"
     )
     path = variant_dir(STEP, "compiled_bias2d", cpu_ok=False) / "trace.json.gz"
-    with open_trace(path) as tp:
+    with shared_trace(path) as tp:
         rows = list(tp.query(sql))
     copies = [r for r in rows if r.gpu_category == "gpu_memcpy"]
     assert len(copies) == steps and len({r.step for r in copies}) == steps

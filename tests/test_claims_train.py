@@ -10,15 +10,14 @@ trace from another project.
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import json
 from pathlib import Path
 
 import pytest
 
-from generators.tp import open_trace
 from tests.claims import ARTIFACTS, capture_record, needs_cuda, shown_device, table, values
+from tests.open_traces import POOL
 from tests.sql_rows import rows as sql_rows
 
 STEP = "train"
@@ -89,32 +88,13 @@ def _steps(variant: str, device: str | None = None) -> int:
 
 
 # ---- asking the traces --------------------------------------------------------------------------
-# One trace open at a time (the tests of one variant run together), closed at the module's end.
-_OPEN: dict[str, object] = {}
-_STACK = contextlib.ExitStack()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _close_traces():  # type: ignore[no-untyped-def]
-    yield
-    _STACK.close()
-    _OPEN.clear()
-
-
 def _trace_rows(variant: str, sql: str, *, device: str | None = None) -> list[dict[str, object]]:
     """Rows of ``sql`` (with the Part 5 modules) on the variant's committed trace: the set the
-    page shows, or ``device``'s."""
+    page shows, or ``device``'s. Each trace is imported once per test run (tests/open_traces.py)."""
     device = device or shown_device(STEP, variant)
     assert device, f"no capture of {STEP}/{variant}"
-    key = f"{device}/{variant}"
-    if key not in _OPEN:
-        _STACK.close()
-        _OPEN.clear()
-        trace = ARTIFACTS / device / STEP / variant / "trace.json.gz"
-        tp = _STACK.enter_context(open_trace(trace))
-        sql_rows(tp, INCLUDE + "SELECT 1 AS ok")
-        _OPEN[key] = tp
-    return sql_rows(_OPEN[key], sql)
+    tp = POOL.get(ARTIFACTS / device / STEP / variant / "trace.json.gz")
+    return sql_rows(tp, INCLUDE + sql)
 
 
 # ---- the variants are what the pages say they are -----------------------------------------------

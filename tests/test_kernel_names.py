@@ -6,13 +6,14 @@ from __future__ import annotations
 import fnmatch
 import gzip
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from generators.derive import run_query
 from generators.queries import load_query
-from generators.tp import open_trace
+from tests.open_traces import shared_trace
 from tests.reference_traces import A100_ADD, A100_TRITON, H100_BERT, MI300X
 
 GPU_TRACES = (A100_ADD, A100_TRITON, H100_BERT, MI300X)
@@ -31,7 +32,7 @@ def decode(name: str) -> dict[str, object]:
         f"SELECT {cols}, guide_kernel_names_summary($n) AS summary FROM (SELECT ? AS n)"
     )
     literal = "'" + name.replace("'", "''") + "'"
-    with open_trace(A100_TRITON) as tp:
+    with shared_trace(A100_TRITON) as tp:
         row = next(iter(tp.query(sql.replace("$n", "n").replace("?", literal))))
     return {f: getattr(row, f"part_{f}") for f in FUNCS} | {"summary": row.summary}
 
@@ -250,7 +251,7 @@ def test_unknown_name_stays_unexplained() -> None:
 
 
 def test_hipblaslt_name_is_decoded_from_the_mi300x_trace() -> None:
-    with open_trace(MI300X) as tp:
+    with shared_trace(MI300X) as tp:
         name = next(
             r.name for r in tp.query("SELECT name FROM slice WHERE name GLOB 'Cijk_*' LIMIT 1")
         )
@@ -270,7 +271,7 @@ def test_every_reference_kernel_name_is_decoded_or_listed_unexplained(trace: Pat
         "SELECT DISTINCT name, guide_kernel_names_family(name) AS family, "
         "guide_kernel_names_summary(name) AS summary FROM slice WHERE category = 'kernel'"
     )
-    with open_trace(trace) as tp:
+    with shared_trace(trace) as tp:
         rows = list(tp.query(sql))
     assert rows
     for row in rows:
@@ -293,10 +294,39 @@ NO_FAMILY_GLOBS = (
 )
 
 
+#: A kernel event as Kineto writes it: the category, then the name as a JSON string.
+KERNEL_EVENT = b'"cat": "kernel", "name": '
+JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+
+
 def _kernel_names(trace: Path) -> set[str]:
-    with gzip.open(trace, "rt") as f:
-        events = json.load(f).get("traceEvents", [])
-    return {e["name"] for e in events if e.get("cat") == "kernel"}
+    """Every kernel name in the trace's JSON, also of kernels the trace processor drops.
+
+    Read from the text rather than parsed: the CUDA set is 700 MB of JSON, which Python's parser
+    takes half a minute over. Every kernel category in the text must be followed by a name, so a
+    change in how Kineto writes events fails here instead of silently checking fewer names.
+    """
+    data = gzip.decompress(trace.read_bytes())
+    raw: set[bytes] = set()
+    at = data.find(KERNEL_EVENT)
+    while at >= 0:
+        name = JSON_STRING.match(data, at + len(KERNEL_EVENT))
+        assert name, f"{trace}: a kernel event without a name at byte {at}"
+        raw.add(name.group(0))
+        at = data.find(KERNEL_EVENT, name.end())
+    assert data.count(b'"cat": "kernel"') == data.count(KERNEL_EVENT), f"{trace}: a kernel event"
+    return {json.loads(n) for n in raw}
+
+
+def test_kernel_names_are_read_from_the_text_as_json_would_read_them(tmp_path: Path) -> None:
+    events = [
+        {"ph": "X", "cat": "kernel", "name": 'void k<"q", \\n>(float*)', "pid": 0, "tid": 7},
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1},
+        {"ph": "X", "cat": "kernel", "name": "nvjet_sm90_tst", "pid": 0, "tid": 7},
+    ]
+    trace = tmp_path / "t.json.gz"
+    trace.write_bytes(gzip.compress(json.dumps({"traceEvents": events}).encode()))
+    assert _kernel_names(trace) == {e["name"] for e in events if e["cat"] == "kernel"}
 
 
 @pytest.mark.skipif(not CUDA_TRACES, reason="no CUDA artifact set committed")
@@ -323,7 +353,7 @@ def test_every_h200_kernel_name_is_decoded_without_guessing() -> None:
 
 
 def _values(trace: Path, query: str) -> dict[str, object]:
-    with open_trace(trace) as tp:
+    with shared_trace(trace) as tp:
         rows = run_query(tp, load_query(query))
     assert len(rows.rows) == 1
     return rows.rows[0]
@@ -352,7 +382,7 @@ def test_t_view_shapes_on_h100() -> None:
 
 
 def test_gemm_table_has_kernels_flops_and_throughput_on_h100() -> None:
-    with open_trace(H100_BERT) as tp:
+    with shared_trace(H100_BERT) as tp:
         rows = run_query(tp, load_query("linear_gemm")).rows
         work = run_query(tp, load_query("mlp_work")).rows
     assert rows
@@ -373,7 +403,7 @@ def test_mlp_summary_counts_gpu_kernels_on_h100() -> None:
 
 
 def test_compiled_triton_kernel_is_counted_as_fused_on_a100() -> None:
-    with open_trace(A100_TRITON) as tp:
+    with shared_trace(A100_TRITON) as tp:
         work = tp.query(
             "INCLUDE PERFETTO MODULE guide.dispatch; INCLUDE PERFETTO MODULE guide.kernel_names; "
             "SELECT name, op_name, guide_kernel_names_family(name) AS family "
@@ -381,7 +411,7 @@ def test_compiled_triton_kernel_is_counted_as_fused_on_a100() -> None:
         )
         rows = list(work)
     if not rows:  # the trace has no ProfilerStep: check the launch link instead
-        with open_trace(A100_TRITON) as tp:
+        with shared_trace(A100_TRITON) as tp:
             rows = list(
                 tp.query(
                     "INCLUDE PERFETTO MODULE guide.kineto; INCLUDE PERFETTO MODULE "
@@ -426,7 +456,7 @@ def test_element_bytes_and_labels() -> None:
         "SELECT i, guide_shapes_elem_bytes(t) AS bytes, guide_shapes_dtype_label(t) AS label "
         f"FROM ({literals}) ORDER BY i"
     )
-    with open_trace(A100_TRITON) as tp:
+    with shared_trace(A100_TRITON) as tp:
         rows = list(tp.query(sql))
     got = [(r.bytes, r.label) for r in rows]
     assert got == [(b, label) for _, b, label in ELEMENT_TYPES]
@@ -434,7 +464,7 @@ def test_element_bytes_and_labels() -> None:
 
 def test_recorded_types_on_h100_have_element_sizes() -> None:
     """Every tensor input type the H100 trace records maps to a size (shapes.sql uses it)."""
-    with open_trace(H100_BERT) as tp:
+    with shared_trace(H100_BERT) as tp:
         rows = list(
             tp.query(
                 "INCLUDE PERFETTO MODULE guide.shapes; "

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from generators.tp import open_trace
+from tests.open_traces import shared_trace
 from tests.reference_traces import A100_ADD, A100_TRITON, H100_BERT
 from tests.sql_rows import trace_rows
 
@@ -37,7 +37,7 @@ def test_window_cost_on_a_whole_model_forward_h100() -> None:
         "SELECT id AS window_id, ts, dur, track_id FROM guide_kineto_slice "
         "WHERE name = 'nn.Module: BertLMHeadModel_0'",
     )
-    with open_trace(H100_BERT) as tp:
+    with shared_trace(H100_BERT) as tp:
         totals = next(
             iter(
                 tp.query(

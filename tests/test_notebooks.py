@@ -8,6 +8,8 @@ committed files do not change from one run to the next, and each is in the site'
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -68,9 +70,9 @@ def test_notebook_is_in_the_nav_and_links_to_pages(path: Path) -> None:
         assert (DOCS / f"{link}.md").is_file(), link
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_notebook_runs_on_cpu(path: Path) -> None:
+def execute(path: Path) -> tuple[list[dict], str]:
+    """Run the notebook on the CPU, top to bottom: its error outputs, and all the text it printed
+    (runs of white space as one space)."""
     notebook = nbformat.read(path, as_version=4)
     # The notebooks capture on CUDA when there is one; the test pins the CPU, as on the site.
     notebook.cells.insert(
@@ -90,10 +92,24 @@ def test_notebook_runs_on_cpu(path: Path) -> None:
         for output in cell.get("outputs", [])
         if output.get("output_type") == "error"
     ]
-    assert not errors
     text = "".join(
         output.get("text", "") for cell in notebook.cells for output in cell.get("outputs", [])
     )
-    text = " ".join(text.split())
+    return errors, " ".join(text.split())
+
+
+@pytest.fixture(scope="module")
+def executed() -> Iterator[dict[str, Future[tuple[list[dict], str]]]]:
+    """Every notebook started at once, two at a time: each runs in a kernel process of its own,
+    so the second core works while the first notebook waits on its kernel or its engine."""
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="notebook") as pool:
+        yield {path.stem: pool.submit(execute, path) for path in NOTEBOOKS}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_runs_on_cpu(path: Path, executed) -> None:
+    errors, text = executed[path.stem].result()
+    assert not errors
     for found in FOUND[path.stem]:
         assert found in text, f"{path.stem}: its key query did not print {found!r}"

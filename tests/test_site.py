@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import markdown
 import pytest
@@ -53,12 +54,30 @@ def build(dest: Path, **env: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    dest = tmp_path_factory.mktemp("site")
-    result = build(dest)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return dest
+@pytest.fixture(scope="session")
+def site(built_site: Path) -> Path:
+    """The English edition of the site built once per test run (tests/serving.py)."""
+    return built_site
+
+
+def load_doctor_hook():
+    spec = importlib.util.spec_from_file_location("doctor_hook", DOCS / "hooks" / "doctor.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+doctor_hook = load_doctor_hook()
+EDITION_CONFIG = {"extra": {}, "site_url": ""}
+
+
+def page_markdown(hook_module, rel: str) -> str:
+    """What a hook's ``on_page_markdown`` makes of the page ``docs/<rel>``, as a build calls it."""
+    file = SimpleNamespace(src_uri=rel, url=rel.removesuffix(".md") + "/")
+    text = (DOCS / rel).read_text()
+    return hook_module.on_page_markdown(text, SimpleNamespace(file=file), EDITION_CONFIG, None)
 
 
 def pages() -> list[Path]:
@@ -168,8 +187,9 @@ def test_every_page_reference_exists() -> None:
     assert not problems, "\n".join(problems)
 
 
-def test_strict_gpu_build_fails_exactly_while_cuda_artifacts_are_missing(tmp_path: Path) -> None:
-    """`make site STRICT_GPU=1` passes only when every placeholder has its CUDA artifact."""
+def test_strict_gpu_build_fails_exactly_while_cuda_artifacts_are_missing(monkeypatch) -> None:
+    """`make site STRICT_GPU=1` passes only when every placeholder has its CUDA artifact: the hook
+    run over every page as a build runs it (pre-build, each page, post-build)."""
     cuda = hook.DeviceSet.load("cuda")
     missing = sorted(
         {
@@ -179,18 +199,23 @@ def test_strict_gpu_build_fails_exactly_while_cuda_artifacts_are_missing(tmp_pat
             and (cuda is None or not cuda.has_variant(call.step, call.variant))
         }
     )
-    result = build(tmp_path / "site", PROFILING_GUIDE_STRICT_GPU="1")
+    monkeypatch.setenv("PROFILING_GUIDE_STRICT_GPU", "1")
+    hook.on_pre_build(EDITION_CONFIG)
+    for page in pages():
+        page_markdown(hook, page.relative_to(DOCS).as_posix())
     if not missing:
-        assert result.returncode == 0, result.stderr[-3000:]
+        hook.on_post_build(EDITION_CONFIG)
         return
-    assert result.returncode != 0
-    assert "STRICT_GPU=1" in result.stderr
+    with pytest.raises(hook.PluginError, match="STRICT_GPU=1") as failure:
+        hook.on_post_build(EDITION_CONFIG)
     for variant in missing:
         step, name = variant.split("/")
-        assert f'"{step}", "{name}"' in result.stderr, f"{variant} not named"
+        assert f'"{step}", "{name}"' in str(failure.value), f"{variant} not named"
 
 
-def test_missing_artifact_names_page_and_placeholder(tmp_path: Path) -> None:
+def test_a_failing_hook_fails_the_build_with_its_message(tmp_path: Path) -> None:
+    """One real build with an artifact taken out of the manifest: MkDocs stops at the page and
+    prints the hook's message (the hook's other error cases are tested through the hook)."""
     copy = tmp_path / "artifacts"
     shutil.copytree(ARTIFACTS / "cpu", copy / "cpu", ignore=shutil.ignore_patterns(".*"))
     shutil.copytree(ARTIFACTS / "doctor", copy / "doctor")
@@ -205,13 +230,38 @@ def test_missing_artifact_names_page_and_placeholder(tmp_path: Path) -> None:
     assert "matmul_add/small_cold/ops.md" in result.stderr
 
 
-def test_missing_doctor_gallery_names_the_page(tmp_path: Path) -> None:
+def test_missing_artifact_names_page_and_placeholder(tmp_path: Path, monkeypatch) -> None:
     copy = tmp_path / "artifacts"
     shutil.copytree(ARTIFACTS / "cpu", copy / "cpu", ignore=shutil.ignore_patterns(".*"))
-    result = build(tmp_path / "site", PROFILING_GUIDE_ARTIFACTS_DIR=str(copy))
-    assert result.returncode != 0
-    assert "doctor-gallery.md" in result.stderr or "check-your-trace.md" in result.stderr
-    assert "gallery.json is missing: run `make derive`" in result.stderr
+    manifest_path = copy / "cpu" / MANIFEST_FILE
+    manifest = json.loads(manifest_path.read_text())
+    del manifest["files"]["matmul_add/small_cold/ops.md"]
+    manifest_path.write_text(json.dumps(manifest))
+    monkeypatch.setattr(hook, "ARTIFACTS_DIR", copy)
+    with pytest.raises(hook.PluginError) as failure:
+        page_markdown(hook, "part-1/01-first-trace.md")
+    message = str(failure.value)
+    assert message.startswith("part-1/01-first-trace.md: ")
+    assert '{{ table("matmul_add", "small_cold", "ops") }}' in message
+    assert "matmul_add/small_cold/ops.md is not in the cpu manifest" in message
+    # A file the manifest lists but the folder lacks is named too.
+    shutil.copyfile(ARTIFACTS / "cpu" / MANIFEST_FILE, manifest_path)
+    (copy / "cpu" / "matmul_add" / "small_cold" / "ops.md").unlink()
+    with pytest.raises(hook.PluginError, match=r"small_cold/ops\.md is listed but missing"):
+        page_markdown(hook, "part-1/01-first-trace.md")
+    monkeypatch.setattr(hook, "ARTIFACTS_DIR", ARTIFACTS)
+    assert "{{" not in page_markdown(hook, "part-1/01-first-trace.md")  # the committed set
+
+
+def test_missing_doctor_gallery_names_the_page(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(doctor_hook, "ARTIFACTS_DIR", tmp_path / "artifacts")
+    for rel in ("doctor-gallery.md", "check-your-trace.md"):
+        with pytest.raises(doctor_hook.PluginError) as failure:
+            page_markdown(doctor_hook, rel)
+        assert str(failure.value).startswith(f"{rel}: ")
+        assert "gallery.json is missing: run `make derive`" in str(failure.value)
+    monkeypatch.setattr(doctor_hook, "ARTIFACTS_DIR", ARTIFACTS)
+    assert "{{" not in page_markdown(doctor_hook, "doctor-gallery.md")
 
 
 def test_placeholder_syntax_errors_are_named() -> None:

@@ -70,48 +70,50 @@ def _expect_open_error(path: Path, match: str, **kwargs) -> TraceOpenError:
     return err.value
 
 
-def test_missing_file(tmp_path, no_leftover_engines):
-    _expect_open_error(tmp_path / "nope.json.gz", "no such file")
+def _json_cut(raw: bytes) -> bytes:
+    return raw[: len(raw) // 2]
 
 
-def test_directory(tmp_path, no_leftover_engines):
-    _expect_open_error(tmp_path, "not a regular file")
+def _gzip_cut(raw: bytes) -> bytes:
+    return gzip.compress(raw)[:6000]
 
 
-def test_empty_file(tmp_path, no_leftover_engines):
-    p = tmp_path / "empty.json"
-    p.write_bytes(b"")
-    _expect_open_error(p, "empty")
+# case -> the bad file's name, its bytes (made from a real trace's JSON where callable; None:
+# nothing is written; "dir": the test's folder itself, named "."), and what the error must say.
+BAD_INPUTS = {
+    "missing-file": ("nope.json.gz", None, "no such file"),
+    "directory": (".", "dir", "not a regular file"),
+    "empty-file": ("empty.json", b"", "empty"),
+    "truncated-json": ("truncated.json", _json_cut, "truncated|could not be read to the end"),
+    "truncated-gzip": ("truncated.json.gz", _gzip_cut, "truncated|could not be read to the end"),
+    "gzip-that-fails-to-inflate": (
+        "corrupt.json.gz",
+        b"\x1f\x8b\x08\x00" + b"\xff" * 4000,
+        "cannot be inflated",
+    ),
+    "text-not-a-trace": (
+        "notes.txt",
+        b"these are some notes, not a trace\n" * 20,
+        "not a trace",
+    ),
+    "binary-not-a-trace": (
+        "image.png",
+        b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8,
+        "not a trace",
+    ),
+}
 
 
-def test_truncated_json(tmp_path, raw_json, no_leftover_engines):
-    p = tmp_path / "truncated.json"
-    p.write_bytes(raw_json[: len(raw_json) // 2])
-    _expect_open_error(p, "truncated|could not be read to the end")
-
-
-def test_truncated_gzip(tmp_path, raw_json, no_leftover_engines):
-    p = tmp_path / "truncated.json.gz"
-    p.write_bytes(gzip.compress(raw_json)[:6000])
-    _expect_open_error(p, "truncated|could not be read to the end")
-
-
-def test_gzip_that_fails_to_inflate(tmp_path, no_leftover_engines):
-    p = tmp_path / "corrupt.json.gz"
-    p.write_bytes(b"\x1f\x8b\x08\x00" + b"\xff" * 4000)
-    _expect_open_error(p, "cannot be inflated")
-
-
-def test_not_a_trace(tmp_path, no_leftover_engines):
-    p = tmp_path / "notes.txt"
-    p.write_text("these are some notes, not a trace\n" * 20)
-    _expect_open_error(p, "not a trace")
-
-
-def test_binary_not_a_trace(tmp_path, no_leftover_engines):
-    p = tmp_path / "image.png"
-    p.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8)
-    _expect_open_error(p, "not a trace")
+@pytest.mark.parametrize("case", sorted(BAD_INPUTS))
+def test_bad_input_is_refused_by_name(case: str, tmp_path, raw_json, no_leftover_engines):
+    """Each kind of bad file fails at open time with its own reason and the file's path."""
+    name, content, reason = BAD_INPUTS[case]
+    path = tmp_path / name
+    if callable(content):
+        path.write_bytes(content(raw_json))
+    elif isinstance(content, bytes):
+        path.write_bytes(content)
+    _expect_open_error(path, reason)
 
 
 def test_trace_with_no_events(tmp_path, no_leftover_engines):

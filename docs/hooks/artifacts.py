@@ -131,7 +131,8 @@ class DeviceSet:
     manifest: dict
 
     @classmethod
-    def load(cls, device: str, artifacts: Path = ARTIFACTS_DIR) -> DeviceSet | None:
+    def load(cls, device: str, artifacts: Path | None = None) -> DeviceSet | None:
+        artifacts = artifacts or ARTIFACTS_DIR  # read at call time: tests point it elsewhere
         path = artifacts / device / "MANIFEST.json"
         if not path.exists():
             return None

@@ -11,15 +11,17 @@ reproduces them byte for byte.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from generators.doctor.detectors import load_detectors
+from generators.doctor.detectors import Detector, load_detectors
 from generators.doctor.examine import examine
 from generators.doctor.render import render_html, to_json_obj
+from generators.parallel import run_each
 from generators.steps import REPO_ROOT
 from generators.store import MANIFEST_FILE, atomic_write_text, dump_json
 from generators.tp import open_trace
@@ -96,53 +98,73 @@ def guide_traces(artifacts: Path) -> list[GalleryTrace]:
     return out
 
 
+@functools.cache
+def _detectors() -> list[Detector]:
+    """The detectors, read once per process."""
+    return load_detectors()
+
+
+def _examine_one(trace: GalleryTrace) -> tuple[dict, dict[str, str]]:
+    """The doctor on one gallery trace, as a worker process runs it: the gallery entry, and the
+    report page in each language."""
+    with open_trace(trace.path, engine=pinned_engine()) as tp:
+        report = examine(tp, trace.path, _detectors())
+    report.path = Path(trace.source if trace.origin == "guide" else trace.path.name)
+    report.seconds = None  # no run times in committed files
+    report.key = "t1"
+    if trace.origin == "reference":
+        report.provenance = trace.source
+    data = to_json_obj(report, SITE_ROOT_FROM_REPORT)
+    data.pop("seconds", None)
+    data["trace"] = trace.source if trace.origin == "guide" else trace.path.name
+    for finding, found in zip(data["findings"], report.findings, strict=True):
+        finding.pop("sql", None)  # the detector file is one click away on the site
+        finding["seen_ja"] = found.seen_ja
+    for limitation, lim in zip(data["cannot_see"], report.limitations, strict=True):
+        limitation["text_ja"] = lim.text_ja
+    entry = {
+        "slug": trace.slug,
+        "origin": trace.origin,
+        "label": trace.label,
+        "label_ja": trace.label_ja,
+        "source": trace.source,
+        "report": f"{trace.slug}.html",
+        "report_ja": f"{trace.slug}.ja.html",
+        **data,
+    }
+    pages = {
+        lang: render_html([report], SITE_ROOT_FROM_REPORT, with_findings=False, lang=lang)
+        for lang in ("en", "ja")
+    }
+    return entry, pages
+
+
 def build_gallery(artifacts: Path, *, progress=print) -> Path:  # type: ignore[no-untyped-def]
     """Run the doctor on every gallery trace and write ``artifacts/doctor/``; returns it.
 
     The folder is written beside the old one and swapped in at the end, so a failure halfway
     leaves the previous gallery whole.
     """
-    detectors = load_detectors()
     traces = guide_traces(artifacts) + reference_traces()
     out = artifacts / GALLERY_DIR
     stage = artifacts / f".{GALLERY_DIR}.staging"
     shutil.rmtree(stage, ignore_errors=True)
     stage.mkdir(parents=True)
     entries = []
-    for n, trace in enumerate(traces, 1):
-        progress(f"doctor gallery [{n}/{len(traces)}] {trace.slug}")
-        with open_trace(trace.path, engine=pinned_engine()) as tp:
-            report = examine(tp, trace.path, detectors)
-        report.path = Path(trace.source if trace.origin == "guide" else trace.path.name)
-        report.seconds = None  # no run times in committed files
-        report.key = "t1"
-        if trace.origin == "reference":
-            report.provenance = trace.source
-        data = to_json_obj(report, SITE_ROOT_FROM_REPORT)
-        data.pop("seconds", None)
-        data["trace"] = trace.source if trace.origin == "guide" else trace.path.name
-        for finding, found in zip(data["findings"], report.findings, strict=True):
-            finding.pop("sql", None)  # the detector file is one click away on the site
-            finding["seen_ja"] = found.seen_ja
-        for limitation, lim in zip(data["cannot_see"], report.limitations, strict=True):
-            limitation["text_ja"] = lim.text_ja
-        entries.append(
-            {
-                "slug": trace.slug,
-                "origin": trace.origin,
-                "label": trace.label,
-                "label_ja": trace.label_ja,
-                "source": trace.source,
-                "report": f"{trace.slug}.html",
-                "report_ja": f"{trace.slug}.ja.html",
-                **data,
-            }
-        )
+    finished = 0
+
+    def done(trace: GalleryTrace) -> None:
+        nonlocal finished
+        finished += 1
+        progress(f"doctor gallery [{finished}/{len(traces)}] {trace.slug}")
+
+    weight = lambda trace: trace.path.stat().st_size  # noqa: E731 (the biggest start first)
+    for trace, (entry, pages) in zip(
+        traces, run_each(_examine_one, traces, weight=weight, done=done), strict=True
+    ):
+        entries.append(entry)
         for lang, name in (("en", f"{trace.slug}.html"), ("ja", f"{trace.slug}.ja.html")):
-            atomic_write_text(
-                stage / name,
-                render_html([report], SITE_ROOT_FROM_REPORT, with_findings=False, lang=lang),
-            )
+            atomic_write_text(stage / name, pages[lang])
     atomic_write_text(stage / GALLERY_FILE, dump_json({"traces": entries}))
     old = artifacts / f".{GALLERY_DIR}.old"
     shutil.rmtree(old, ignore_errors=True)

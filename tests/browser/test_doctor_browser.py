@@ -31,7 +31,9 @@ from tests.reference_traces import H100_BERT
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Page, Route
 
-    from .conftest import ConsoleErrors, StaticServer
+    from tests.serving import StaticServer
+
+    from .conftest import ConsoleErrors
 
 pytestmark = pytest.mark.browser
 

@@ -17,11 +17,9 @@ from tests.browser.test_site import (
     BROKEN_IMAGES_JS,
     FIRST_TRACE,
     RESULTS,
-    built_site,  # noqa: F401 (module-scoped fixture)
     context,  # noqa: F401 (fixture)
     guide_errors,
     open_guide,
-    site,  # noqa: F401 (module-scoped fixture)
 )
 
 if TYPE_CHECKING:
@@ -37,7 +35,7 @@ PHONE = {"width": 390, "height": 844}
 
 def test_japanese_first_trace_page_is_japanese_with_the_same_data(
     context: BrowserContext,  # noqa: F811
-    site: str,  # noqa: F811
+    site: str,
     console_errors: ConsoleErrors,
 ) -> None:
     english = open_guide(context, urljoin(site, FIRST_TRACE), console_errors, label="en")
@@ -75,7 +73,7 @@ def test_japanese_first_trace_page_is_japanese_with_the_same_data(
 
 def test_language_switcher_leads_to_the_same_page(
     context: BrowserContext,  # noqa: F811
-    site: str,  # noqa: F811
+    site: str,
     console_errors: ConsoleErrors,
 ) -> None:
     page = open_guide(context, urljoin(site, FIRST_TRACE), console_errors).page
@@ -89,7 +87,7 @@ def test_language_switcher_leads_to_the_same_page(
 
 def test_japanese_search_finds_japanese_words(
     context: BrowserContext,  # noqa: F811
-    site: str,  # noqa: F811
+    site: str,
     console_errors: ConsoleErrors,
 ) -> None:
     guide = open_guide(context, urljoin(site, "ja/"), console_errors)
@@ -111,7 +109,7 @@ def test_japanese_search_finds_japanese_words(
 
 def test_japanese_perfetto_button_opens_the_english_editions_trace(
     context: BrowserContext,  # noqa: F811
-    site: str,  # noqa: F811
+    site: str,
     perfetto_ui: str,
     console_errors: ConsoleErrors,
 ) -> None:
@@ -138,7 +136,7 @@ def test_japanese_perfetto_button_opens_the_english_editions_trace(
 
 def test_every_japanese_nav_page_loads_cleanly(
     context: BrowserContext,  # noqa: F811
-    site: str,  # noqa: F811
+    site: str,
     console_errors: ConsoleErrors,
 ) -> None:
     home = open_guide(context, urljoin(site, "ja/"), console_errors, label="home")

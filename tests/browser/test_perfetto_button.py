@@ -27,7 +27,9 @@ from tests.reference_traces import A100_ADD
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, BrowserContext, Page, Route
 
-    from .conftest import ConsoleErrors, StaticServer
+    from tests.serving import StaticServer
+
+    from .conftest import ConsoleErrors
 
 pytestmark = pytest.mark.browser
 

@@ -1,16 +1,13 @@
 """The built site in a browser: the first step's page, search, "Open in Perfetto", the nav.
 
-The site is built once with ``mkdocs build --strict`` (its Perfetto buttons pointed at a
-local Perfetto UI) and served from 127.0.0.1; every request to another host is refused
+The site is built once per test run (``built_site``, tests/serving.py: its Perfetto buttons
+pointed at a local Perfetto UI) and served from 127.0.0.1; every request to another host is refused
 and, on the guide's pages, recorded as a failure.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -31,7 +28,7 @@ from tests.browser.perfetto_ui import (
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Page, Request, Route
 
-    from .conftest import ConsoleErrors, StaticServer
+    from .conftest import ConsoleErrors
 
 pytestmark = pytest.mark.browser
 
@@ -39,10 +36,6 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 RESULTS = REPO_ROOT / "test-results"
 
 FIRST_TRACE = "part-1/01-first-trace/"
-
-BUILD_ATTEMPTS = 3
-BUILD_RETRY_WAIT_S = 5
-BUILD_TIMEOUT_S = 120
 
 LOCAL_PREFIX = re.compile(r"^(?:https?|wss?)://127\.0\.0\.1[:/]")
 
@@ -61,56 +54,6 @@ BROKEN_IMAGES_JS = """async () => {
 
 
 # ------------------------------------------------------------------------ fixtures
-
-
-def build_site(destination: Path, perfetto_origin: str) -> None:
-    """Both editions, as ``make site`` lays them out: English at the root, Japanese in ``ja/``.
-
-    ``mkdocs build --strict``, retried a few times: pages being edited may fail briefly.
-    """
-    env = {
-        **os.environ,
-        "NO_MKDOCS_2_WARNING": "1",
-        "PROFILING_GUIDE_PERFETTO_ORIGIN": perfetto_origin,
-        "PROFILING_GUIDE_SITE_URL": "",
-    }
-    editions = [
-        ["-d", str(destination)],
-        ["-f", "mkdocs.ja.yml", "-d", str(destination / "ja")],
-    ]
-    for options in editions:
-        command = [sys.executable, "-m", "mkdocs", "build", "--strict", *options]
-        output = ""
-        for attempt in range(BUILD_ATTEMPTS):
-            if attempt:
-                time.sleep(BUILD_RETRY_WAIT_S)
-            result = subprocess.run(
-                command,
-                cwd=REPO_ROOT,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=BUILD_TIMEOUT_S,
-                check=False,
-            )
-            if result.returncode == 0:
-                break
-            output = (result.stdout + result.stderr)[-4000:]
-        else:
-            pytest.fail(f"{' '.join(command[2:])} failed {BUILD_ATTEMPTS} times:\n{output}")
-
-
-@pytest.fixture(scope="module")
-def built_site(tmp_path_factory: pytest.TempPathFactory, perfetto_ui: str) -> Path:
-    destination = tmp_path_factory.mktemp("site") / "site"
-    build_site(destination, perfetto_ui)
-    return destination
-
-
-@pytest.fixture(scope="module")
-def site(built_site: Path, static_server: StaticServer) -> str:
-    """Base URL of the served site, with a trailing slash."""
-    return static_server(built_site) + "/"
 
 
 @pytest.fixture

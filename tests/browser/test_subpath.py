@@ -3,20 +3,20 @@ page included, must load its styles, scripts and images from under that sub-path
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.browser.perfetto_ui import NON_LOCAL
+from tests.serving import build_editions
 
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Response, Route
 
-    from .conftest import ConsoleErrors, StaticServer
+    from tests.serving import StaticServer
+
+    from .conftest import ConsoleErrors
 
 pytestmark = pytest.mark.browser
 
@@ -31,23 +31,7 @@ def sub_path_site(tmp_path_factory: pytest.TempPathFactory, static_server: Stati
     root = tmp_path_factory.mktemp("host")
     base = static_server(root)  # the server reads files as they are asked for
     site_url = f"{base}/{SUB_PATH}/"
-    # Both editions, as `make site` lays them out: Material's language switcher reads the other
-    # edition's sitemap.xml.
-    editions = [
-        ["-d", str(root / SUB_PATH)],
-        ["-f", "mkdocs.ja.yml", "-d", str(root / SUB_PATH / "ja")],
-    ]
-    for options in editions:
-        result = subprocess.run(
-            [sys.executable, "-m", "mkdocs", "build", "--strict", *options],
-            cwd=REPO_ROOT,
-            env={**os.environ, "NO_MKDOCS_2_WARNING": "1", "PROFILING_GUIDE_SITE_URL": site_url},
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        assert result.returncode == 0, result.stderr[-3000:]
+    build_editions(root / SUB_PATH, PROFILING_GUIDE_SITE_URL=site_url)
     return site_url
 
 

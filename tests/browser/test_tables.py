@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tests.browser.pages import site_pages, visit
-from tests.browser.test_site import built_site, site  # noqa: F401 (module-scoped fixtures)
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
@@ -62,8 +61,8 @@ def pages(site_dir: Path) -> list[str]:
 
 def test_tables_fit_and_keep_words_whole(
     chromium: Browser,
-    built_site: Path,  # noqa: F811
-    site: str,  # noqa: F811
+    built_site: Path,
+    site: str,
 ) -> None:
     problems: list[str] = []
     checked = 0
