@@ -16,6 +16,9 @@ MKDOCS_CONFIG_ja := mkdocs.ja.yml
 CHROMIUM := /usr/bin/chromium
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 # The site needs only requirements/site.txt; tests and captures need requirements/dev.txt.
+# --no-compile: pip would byte-compile every file it installs (torch's thousands, about a minute
+# on two cores); Python compiles the modules a command actually imports the first time instead.
+PIP_INSTALL := $(PY) -m pip install --quiet --disable-pip-version-check --no-compile
 SITE_STAMP := $(VENV)/.site-installed
 DEV_STAMP := $(VENV)/.dev-installed
 
@@ -31,11 +34,11 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(SITE_STAMP): requirements/site.txt | $(VENV)/bin/python
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements/site.txt
+	$(PIP_INSTALL) -r requirements/site.txt
 	touch $@
 
 $(DEV_STAMP): requirements/dev.txt requirements/site.txt $(SITE_STAMP)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements/dev.txt
+	$(PIP_INSTALL) -r requirements/dev.txt
 	touch $@
 
 $(CHROMIUM):
