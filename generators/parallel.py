@@ -50,7 +50,8 @@ def run_each(
     the results in the order of ``items``. ``work`` must be a module-level function and items and
     results picklable. ``weight``: an item's expected cost; the heaviest start first, so that no
     worker is left with a long piece at the end. ``done(item)`` is called as each piece finishes
-    (for progress). The first piece that raises stops the rest and its exception is raised here.
+    (for progress). When a piece raises, the pieces not yet started are cancelled, those already
+running are waited for, and the first exception is raised here.
     """
     todo = list(items)
     workers = worker_count(len(todo))

@@ -2,12 +2,12 @@
 
 A fresh derive of every committed trace takes minutes, nearly all of it in the trace processor,
 and nothing else in the run depends on it. Started in a process of its own as soon as the tests
-are collected (when the test that compares its output is among them), it runs on one core while
-the other tests use the other; the test then only waits for what is left of it.
+are collected (when the test that compares its output is among them), it runs beside the other tests
+(which mostly keep one core busy); the test then only waits for what is left of it.
 
-The derive runs on a copy of the committed artifacts with one worker (``PROFILING_GUIDE_JOBS=1``),
-so it never takes both cores from the tests beside it. Its output and exit code are kept whole
-for the test to report.
+The derive runs on a copy of the committed artifacts with the workers ``make derive`` uses
+(generators/parallel.py), so that the byte-for-byte comparison covers the path readers run. Its
+output and exit code are kept whole for the test to report.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def start_rederive() -> Rederive:
                     "derive",
                 ],
                 cwd=REPO,
-                env={**os.environ, "PROFILING_GUIDE_JOBS": "1"},
+                env=os.environ.copy(),
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,

@@ -70,10 +70,10 @@ def capture_record(step: str, variant: str, *, cpu_ok: bool = True) -> dict:
 def _trace_query(step: str, variant: str, query: str, cpu_ok: bool) -> Rows:
     from generators.derive import run_query
     from generators.queries import load_query
-    from tests.open_traces import POOL
+    from tests.open_traces import shared_trace
 
-    tp = POOL.get(variant_dir(step, variant, cpu_ok=cpu_ok) / "trace.json.gz")
-    return run_query(tp, load_query(query))
+    with shared_trace(variant_dir(step, variant, cpu_ok=cpu_ok) / "trace.json.gz") as tp:
+        return run_query(tp, load_query(query))
 
 
 def trace_table(

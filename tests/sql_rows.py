@@ -6,7 +6,7 @@ from pathlib import Path
 
 from generators.derive import run_query
 from generators.queries import load_query
-from tests.open_traces import POOL
+from tests.open_traces import shared_trace
 
 
 def rows(tp: object, sql: str) -> list[dict[str, object]]:
@@ -22,9 +22,11 @@ def _plain(value: object) -> object:
 
 def trace_rows(trace: Path, sql: str) -> list[dict[str, object]]:
     """Rows of ``sql`` on the trace at ``trace`` (opened once per test run, shared)."""
-    return rows(POOL.get(trace), sql)
+    with shared_trace(trace) as tp:
+        return rows(tp, sql)
 
 
 def query_rows(trace: Path, name: str) -> list[dict[str, object]]:
     """Rows of the query file ``generators/queries/<name>.sql`` on a trace, as derive runs it."""
-    return run_query(POOL.get(trace), load_query(name)).rows
+    with shared_trace(trace) as tp:
+        return run_query(tp, load_query(name)).rows

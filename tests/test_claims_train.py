@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.claims import ARTIFACTS, capture_record, needs_cuda, shown_device, table, values
-from tests.open_traces import POOL
+from tests.open_traces import shared_trace
 from tests.sql_rows import rows as sql_rows
 
 STEP = "train"
@@ -93,8 +93,8 @@ def _trace_rows(variant: str, sql: str, *, device: str | None = None) -> list[di
     page shows, or ``device``'s. Each trace is imported once per test run (tests/open_traces.py)."""
     device = device or shown_device(STEP, variant)
     assert device, f"no capture of {STEP}/{variant}"
-    tp = POOL.get(ARTIFACTS / device / STEP / variant / "trace.json.gz")
-    return sql_rows(tp, INCLUDE + sql)
+    with shared_trace(ARTIFACTS / device / STEP / variant / "trace.json.gz") as tp:
+        return sql_rows(tp, INCLUDE + sql)
 
 
 # ---- the variants are what the pages say they are -----------------------------------------------

@@ -99,11 +99,19 @@ def execute(path: Path) -> tuple[list[dict], str]:
 
 
 @pytest.fixture(scope="module")
-def executed() -> Iterator[dict[str, Future[tuple[list[dict], str]]]]:
-    """Every notebook started at once, two at a time: each runs in a kernel process of its own,
-    so the second core works while the first notebook waits on its kernel or its engine."""
+def executed(
+    request: pytest.FixtureRequest,
+) -> Iterator[dict[str, Future[tuple[list[dict], str]]]]:
+    """The notebooks this run tests, started at once, two at a time: each runs in a kernel
+    process of its own, so the second core works while the first notebook waits on its kernel
+    or its engine."""
+    selected = [
+        item.callspec.params["path"]
+        for item in request.session.items
+        if getattr(item, "originalname", None) == "test_notebook_runs_on_cpu"
+    ]
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="notebook") as pool:
-        yield {path.stem: pool.submit(execute, path) for path in NOTEBOOKS}
+        yield {path.stem: pool.submit(execute, path) for path in selected}
 
 
 @pytest.mark.slow
