@@ -51,7 +51,7 @@ def run_each(
     results picklable. ``weight``: an item's expected cost; the heaviest start first, so that no
     worker is left with a long piece at the end. ``done(item)`` is called as each piece finishes
     (for progress). When a piece raises, the pieces not yet started are cancelled, those already
-running are waited for, and the first exception is raised here.
+    running are waited for, and the first exception is raised here.
     """
     todo = list(items)
     workers = worker_count(len(todo))
