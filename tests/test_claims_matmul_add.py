@@ -90,6 +90,37 @@ def test_sql_table_agrees_with_key_averages() -> None:
         assert not any(n.startswith("cuda") or "kernel" in n for n in ops)
 
 
+@needs_cuda(STEP, "small_cold")
+def test_cuda_profiler_table_rows_beyond_the_operators() -> None:
+    """'The rows starting with cuda are the CPU's calls into the CUDA runtime'; 'The kernels have
+    rows of their own (the sm80_xmma… GEMM and the elementwise_kernel add), with time in the CUDA
+    columns only'; 'the row at the top, with GPU time only, is our label'."""
+    text = (variant_dir(STEP, "small_cold", cpu_ok=False) / "key_averages.txt").read_text()
+    fields = [re.split(r"\s{2,}", line.strip()) for line in text.splitlines()]
+    header = next(f for f in fields if f[0] == "Name")
+    rows = [
+        dict(zip(header, f, strict=True))
+        for f in fields
+        if len(f) == len(header) and f[0] != "Name" and not f[0].startswith("-")
+    ]
+
+    def us(cell: str) -> float:
+        return float(cell.removesuffix("us"))
+
+    top = rows[0]
+    assert top["Name"] == "matmul_add"
+    assert us(top["CPU total"]) == 0 < us(top["Self CUDA"])
+    names = ("sm80_xmma", "void at::native::elementwise_kernel")
+    kernels = [r for r in rows if r["Name"].startswith(names)]
+    assert len(kernels) == 2
+    for row in kernels:
+        assert us(row["CPU total"]) == 0 < us(row["Self CUDA"])
+    runtime = [r for r in rows if r["Name"].startswith("cuda")]
+    assert any(r["Name"].startswith("cudaLaunchKernel") for r in runtime)
+    for row in runtime:
+        assert us(row["Self CPU"]) > 0 and us(row["CUDA total"]) == 0
+
+
 def test_label_self_time_explained() -> None:
     """'Our own label has a self time too: <self> of its <total> ... (<pct>)' (the same numbers
     as the ops table's matmul_add row)."""
@@ -271,6 +302,16 @@ def test_sync_waits_for_gpu_work() -> None:
     sync = _cuda_values("large_cold")["matmul_add_sync"]
     assert sync["sync_calls"] >= 1
     assert 0 <= sync["waited_gpu_ns"] <= sync["sync_ns"]
+
+
+@needs_cuda(STEP, "large_cold")
+def test_sync_at_the_end_is_mostly_waiting() -> None:
+    """'The synchronisation at the end mostly waits for queued GPU work' (the In short box): more
+    than half of the call is GPU busy time, and work was still queued when it started."""
+    sync = _cuda_values("large_cold")["matmul_add_sync"]
+    assert sync["pending_activities"] > 0
+    assert sync["waited_gpu_pct"] == pytest.approx(100 * sync["waited_gpu_ns"] / sync["sync_ns"])
+    assert sync["waited_gpu_pct"] > 50
 
 
 # ---- 03-dispatch-chain ---------------------------------------------------------------------------
@@ -481,6 +522,17 @@ def test_compiled_rows_once_per_step_same_hash() -> None:
         copy = next(r for r in rows if r["name"] == "aten::copy_")
         addmm = next(r for r in rows if r["name"] == "aten::addmm")
         assert int(copy["depth"]) == int(addmm["depth"]) + 1
+
+
+@needs_cuda(STEP, "compiled")
+def test_compiled_cuda_step_keeps_one_aten_operator() -> None:
+    """'In the CUDA capture, one: aten::mm and aten::add are gone, replaced by one aten::addmm,
+    inside a few new rows that compiling adds'."""
+    ops = table(STEP, "compiled", "ops", cpu_ok=False)
+    assert [r["name"] for r in ops if r["name"].startswith("aten::")] == ["aten::addmm"]
+    names = {r["name"] for r in ops}
+    assert {"TorchDynamo Cache Lookup", "AOTDispatcher Runtime Wrapper Prologue"} <= names
+    assert any(n.startswith("Torch-Compiled Region") for n in names)
 
 
 def test_compiled_sizes_match_eager() -> None:

@@ -224,3 +224,20 @@ def test_bandwidth_shares_are_in_bytes_per_second_not_printed_units() -> None:
         assert printed.endswith(" TiB/s")
         naive = 100 * float(printed.split()[0]) / (datasheet / 1e12)
         assert naive == pytest.approx(float(r["bytes_peak_pct"]) * 1e12 / 2**40, rel=0.01)
+
+
+def test_kernel_names_page_reads_the_compiled_kernel_as_a_pointwise_fusion() -> None:
+    """docs/part-2/03-kernel-names.md, In short and "Check yourself": the compiled MLP's
+    generated kernel 'is a pointwise kernel fusing' the operators its name lists, it sits
+    'between the second and the third GEMM', and it replaces eager mode's elementwise kernels."""
+    v = _v("compiled")
+    rows = table(STEP, "compiled", "mlp_work")
+    kinds = ["GEMM" if r["flops"] else "fused" for r in rows]
+    assert kinds == ["GEMM", "GEMM", "fused", "GEMM"]
+    fused = rows[2]
+    assert fused["name"] == v["fused_name"]
+    if shown_device(STEP, "compiled") == "cuda":
+        assert v["fused_work"] == "pointwise"
+        assert fused["name"].startswith("triton_poi_fused_")
+        assert f"pointwise · fuses {v['fused_ops']}" in fused["decoded"]
+    assert _v("eager")["eager_pointwise_per_step"] == 2 and v["eager_pointwise_per_step"] == 0

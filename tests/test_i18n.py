@@ -70,6 +70,15 @@ def _code_blocks(text: str) -> list[str]:
     return [m.group(0).strip() for m in FENCE.finditer(text)]
 
 
+#: An admonition, collapsed block or content tab opening: ``!!! tip "..."``, ``??? note``, ``===``.
+BLOCK = re.compile(r"^([ \t]*)(!!!|\?\?\?\+?|===)[ \t]*([a-z-]*)", re.M)
+
+
+def _blocks(text: str) -> list[tuple[str, str, str]]:
+    """(indentation, marker, kind) of every admonition, fold and tab: what is shut or open."""
+    return BLOCK.findall(_outside_code(text))
+
+
 def _link_targets(text: str) -> list[str]:
     return sorted(re.findall(r"\]\(([^)\s]+)", _outside_code(text)))
 
@@ -94,6 +103,7 @@ def test_same_placeholders_headings_code_and_links(rel: str) -> None:
     assert all(anchor for _, anchor in _headings(english)), "every heading needs an explicit id"
     assert _code_blocks(japanese) == _code_blocks(english), "code blocks differ"
     assert _link_targets(japanese) == _link_targets(english), "link targets differ"
+    assert _blocks(japanese) == _blocks(english), "boxes, folds or tabs differ"
 
 
 #: Runs of English words a Japanese page may keep: names of things a reader searches for.

@@ -9,6 +9,7 @@ Placeholders, each alone on a line except ``value`` (which is inline)::
     {{ perfetto("matmul_add", "small_cold", focus="step_summary.first_step") }}
     {{ command("mlp", "eager") }}                                 the capture's command line
     {{ setting("mlp", "eager", "hidden") }}                      one setting it ran with (inline)
+    {{ screenshot("kernel-selected", alt="...") }}                the Perfetto UI, with callouts
 
 ``command`` and ``setting`` read the capture record in the set's ``MANIFEST.json``
 (``variants[step][variant]``: ``command``, with ``<folder>`` standing for the output folder, and
@@ -60,7 +61,22 @@ log = logging.getLogger("mkdocs.hooks.artifacts")
 ARTIFACTS_DIR = Path(env.ARTIFACTS_DIR.get() or REPO_ROOT / "artifacts")
 DEVICE_LABEL = {"cuda": "CUDA", "cpu": "CPU"}
 PLACEHOLDER = re.compile(r"\{\{\s*(?P<func>[a-z_]+)\((?P<args>.*?)\)\s*\}\}", re.S)
-FUNCTIONS = ("table", "value", "figure", "profiler_table", "perfetto", "command", "setting")
+FUNCTIONS = (
+    "table",
+    "value",
+    "figure",
+    "profiler_table",
+    "perfetto",
+    "command",
+    "setting",
+    "screenshot",
+)
+#: Screenshots of the Perfetto UI (generators/perfetto_shots.py), beside the device sets.
+SHOTS_FOLDER = "perfetto-ui"
+#: A page's opening "In short" box (any title): the admonition line and its indented body.
+IN_SHORT_BOX = re.compile(r'\s*\n!!! abstract "[^"\n]*"\n(?:[ \t]*\n|    .*\n)*')
+#: The page that teaches the Perfetto UI (docs/perfetto-ui.md), as a site path.
+PERFETTO_UI_PAGE = "perfetto-ui"
 # The output folder in a recorded command line (the capture chose its own).
 FOLDER = "<folder>"
 # A command block wraps before this many characters, between one option and the next.
@@ -115,7 +131,7 @@ def parse_calls(markdown: str) -> list[tuple[re.Match[str], Call]]:
             kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
         except (SyntaxError, ValueError, AssertionError) as exc:
             raise PlaceholderError(f"{match[0]}: arguments are not plain literals ({exc})") from exc
-        needed = 3 if func in ("table", "value", "figure", "setting") else 2
+        needed = {"table": 3, "value": 3, "figure": 3, "setting": 3, "screenshot": 1}.get(func, 2)
         if kwargs.get("device", DEVICES[0]) not in DEVICES:
             raise PlaceholderError(f"{match[0]}: device= must be one of {', '.join(DEVICES)}")
         if len(args) != needed:
@@ -231,6 +247,8 @@ class Renderer:
 
     # -- rendering ----------------------------------------------------------------------------
     def render(self, call: Call) -> str:
+        if call.func == "screenshot":
+            return self._screenshot(call)
         ds = self.pick(call)
         if ds is None:
             return self.needs_cuda(call)
@@ -443,6 +461,49 @@ class Renderer:
             "</span></figcaption>\n</figure>\n"
         )
 
+    def _screenshot(self, call: Call) -> str:
+        """A screenshot of the Perfetto UI with its numbered callouts drawn over it: the
+        numbers are HTML (sharp at any size), the arrows an SVG scaled with the picture."""
+        name, alt = str(call.args[0]), call.kwargs.get("alt")
+        if not alt:
+            raise PlaceholderError('screenshot() needs alt="..." describing what it shows')
+        shot = load_shots().get(name)
+        if shot is None:
+            raise PlaceholderError(
+                f"no screenshot named {name!r} in artifacts/{SHOTS_FOLDER}/shots.json: "
+                "run `python -m generators.perfetto_shots`"
+            )
+        width, height = int(shot["width"]), int(shot["height"])
+        src = html.escape(self.url(SHOTS_FOLDER, str(shot["file"])))
+        arrows, numbers = [], []
+        for c in shot["callouts"]:
+            n, x, y = int(c["number"]), float(c["x"]), float(c["y"])
+            lx, ly = float(c["label_x"]), float(c["label_y"])
+            arrows.append(
+                f'<line x1="{lx:g}" y1="{ly:g}" x2="{x:g}" y2="{y:g}" marker-end="url(#pg-arrow)"/>'
+            )
+            numbers.append(
+                f'<span class="pg-shot__callout" style="left:{100 * lx / width:.2f}%;'
+                f'top:{100 * ly / height:.2f}%">{n}</span>'
+            )
+        caption = html.escape(str(call.kwargs.get("caption", alt)))
+        full_size = self.t("Open the screenshot full size", "スクリーンショットを原寸で開く")
+        return (
+            '\n<figure class="pg-shot">\n<div class="pg-shot__scroll">'
+            f'<div class="pg-shot__frame" style="aspect-ratio:{width}/{height}">'
+            f'<a href="{src}" title="{full_size}">'
+            f'<img src="{src}" alt="{html.escape(str(alt))}" width="{width}" height="{height}" '
+            'loading="lazy"></a>'
+            f'<svg class="pg-shot__arrows" viewBox="0 0 {width} {height}" aria-hidden="true">'
+            '<defs><marker id="pg-arrow" viewBox="0 0 10 10" refX="9" refY="5" '
+            'markerWidth="5" markerHeight="5" orient="auto-start-reverse">'
+            '<path d="M0,0 L10,5 L0,10 z"/></marker></defs>'
+            f"{''.join(arrows)}</svg>{''.join(numbers)}</div></div>\n"
+            f'<figcaption>{caption} <span class="pg-source">Perfetto UI '
+            f"{html.escape(str(load_shots_manifest().get('perfetto_ui', '')))}</span>"
+            "</figcaption>\n</figure>\n"
+        )
+
     def _profiler_table(self, call: Call, ds: DeviceSet, paths: list[Path]) -> str:
         text = paths[0].read_text().rstrip("\n")
         title = f"key_averages().table() — {DEVICE_LABEL[ds.device]}"
@@ -501,10 +562,18 @@ class Renderer:
             f'download="{html.escape(attrs["data-file-name"])}">'
             f"{self.t(f'download the trace ({size})', f'トレースをダウンロード（{size}）')}</a>"
         )
+        help_link = ""
+        if self.page_dir != PERFETTO_UI_PAGE:
+            # Every button leads a newcomer to the page that teaches the UI it opens.
+            target = posixpath.relpath(PERFETTO_UI_PAGE, self.page_dir or ".") + "/"
+            help_link = (
+                f'\n  <a class="pg-perfetto__help" href="{html.escape(target)}">'
+                f"{self.t('new to Perfetto?', 'Perfetto は初めてですか？')}</a>"
+            )
         return (
             f'\n<div class="pg-perfetto" {rendered}>\n'
             '  <button type="button" class="md-button md-button--primary pg-perfetto__open">'
-            f"{html.escape(str(label))}</button>{link}{download}\n"
+            f"{html.escape(str(label))}</button>{link}{download}{help_link}\n"
             '  <p class="pg-perfetto__status" role="status" hidden></p>\n</div>\n'
         )
 
@@ -587,7 +656,10 @@ class Renderer:
                 ),
             ]
         title = t("Where these numbers come from", "これらの数値の出どころ")
-        return f'!!! {kind} "{title}"\n\n' + "\n".join(lines) + "\n"
+        # Folded when every trace is what the page is about; open when it says that some are
+        # CPU stand-ins, which a reader must not miss.
+        marker = "???" if kind == "info" else "!!!"
+        return f'{marker} {kind} "{title}"\n\n' + "\n".join(lines) + "\n"
 
 
 def _table_in_japanese(table: str, query: Query, csv_path: Path) -> str:
@@ -722,6 +794,16 @@ def _load_sets() -> dict[str, DeviceSet]:
     return sets
 
 
+def load_shots_manifest() -> dict:
+    """``artifacts/perfetto-ui/shots.json`` (empty when no screenshot has been made)."""
+    path = ARTIFACTS_DIR / SHOTS_FOLDER / "shots.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def load_shots() -> dict[str, dict]:
+    return load_shots_manifest().get("shots", {})
+
+
 _strict_problems: list[str] = []
 
 
@@ -743,6 +825,13 @@ def on_files(files: Files, config: dict) -> Files:
     """
     if artifacts_edition(config):
         return files
+    for shot in load_shots().values():
+        rel = f"artifacts/{SHOTS_FOLDER}/{shot['file']}"
+        files.append(
+            File.generated(
+                config, rel, abs_src_path=str(ARTIFACTS_DIR / SHOTS_FOLDER / shot["file"])
+            )
+        )
     for device, ds in _load_sets().items():
         for rel in sorted(ds.manifest["files"]):
             if rel.endswith(".md"):
@@ -777,10 +866,15 @@ def on_page_markdown(markdown: str, page, config, files) -> str:  # type: ignore
         problems += [f"{src}: {t} has no CUDA capture" for t in renderer.state.missing_cuda]
         _strict_problems.extend(problems)
     box = renderer.provenance()
-    # The box goes right under the page's title.
+    # The box goes right under the page's title, after the page's "In short" box if it opens
+    # with one: the answer first, then where its numbers come from.
     heading = re.search(r"^# .*$", body, re.M)
     if heading:
-        return body[: heading.end()] + "\n\n" + box + "\n" + body[heading.end() :]
+        at = heading.end()
+        opening = IN_SHORT_BOX.match(body, at)
+        if opening:
+            at = opening.end()
+        return body[:at] + "\n\n" + box + "\n" + body[at:]
     return box + "\n" + body
 
 

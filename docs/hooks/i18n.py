@@ -1,7 +1,8 @@
 """The Japanese edition's hook (mkdocs.ja.yml lists it first): what differs from the English build.
 
 - The edition is built into ``ja/`` under the English one, so its ``site_url`` gains ``ja/``.
-- Stylesheets and scripts live once, in the English ``docs/``: they are added to this build's files.
+- Stylesheets, scripts and downloads live once, in the English ``docs/``: they are added to this
+  build's files.
 - A notebook's headings keep the English notebook's anchors: the notebook renderer makes ids from
   ASCII words only, so Japanese headings would get none (and the search index, sections that all
   point at the page's top, which breaks Material's search).
@@ -23,7 +24,7 @@ from mkdocs.structure.files import File, Files
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ENGLISH_DOCS = REPO_ROOT / "docs"
 # Files every edition uses, kept once in the English docs folder.
-SHARED_ASSETS = ("stylesheets", "javascripts")
+SHARED_ASSETS = ("stylesheets", "javascripts", "downloads")
 
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.serving import TRACE_PROCESSOR_PORT, StaticServer
+from generators.perfetto_ui import TRACE_PROCESSOR_PORT
+from tests.serving import StaticServer
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, BrowserContext, Page
