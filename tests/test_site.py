@@ -85,10 +85,11 @@ def pages() -> list[Path]:
 
 
 def all_calls():
-    """Every placeholder that reads a device set (screenshots: tests/test_perfetto_shots.py)."""
+    """Every placeholder that reads a device set (screenshots: tests/test_perfetto_shots.py;
+    notebook links: test_every_notebook_download_is_published)."""
     for page in pages():
         for _, call in hook.parse_calls(page.read_text()):
-            if call.func != "screenshot":
+            if call.func not in ("screenshot", "notebook"):
                 yield page.relative_to(DOCS).as_posix(), call
 
 
@@ -625,3 +626,25 @@ def test_a_recorded_command_and_setting_stay_text() -> None:
     html_out = markdown.markdown(block, extensions=["fenced_code"])
     assert "<b>" not in html_out and "&lt;b&gt;" in html_out
     assert "<i>" not in _render('{{ setting("s", "v", "name") }}', sets)
+
+
+def test_every_notebook_download_is_published(site: Path) -> None:
+    """Each lesson page's companion-notebook box downloads a notebook the build published, in
+    each edition its own copy."""
+    found = 0
+    for edition in (site, site / "ja"):
+        for page in edition.rglob("index.html"):
+            if edition == site and page.is_relative_to(site / "ja"):
+                continue
+            links = re.findall(r'class="pg-notebook-download" href="([^"]+)"', page.read_text())
+            for href in links:
+                target = (page.parent / html.unescape(href)).resolve()
+                assert target.is_file() and target.suffix == ".ipynb", (page, href)
+                json.loads(target.read_text())  # the notebook itself, not a rendered page
+                in_other_edition = edition == site and target.is_relative_to(site / "ja")
+                assert target.is_relative_to(edition) and not in_other_edition, (page, href)
+                found += 1
+    assert found == 10  # five notebooks, two editions
+    renderer = hook.Renderer({}, "x/", {"extra": {}})
+    with pytest.raises(hook.PlaceholderError, match=r"no notebook 'nope\.ipynb'"):
+        renderer.render(hook.Call("notebook", ("nope.ipynb",), {}, ""))

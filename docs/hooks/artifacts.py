@@ -10,6 +10,7 @@ Placeholders, each alone on a line except ``value`` (which is inline)::
     {{ command("mlp", "eager") }}                                 the capture's command line
     {{ setting("mlp", "eager", "hidden") }}                      one setting it ran with (inline)
     {{ screenshot("kernel-selected", alt="...") }}                the Perfetto UI, with callouts
+    {{ notebook("part-1-first-trace.ipynb") }}                   a download link for a notebook
 
 ``command`` and ``setting`` read the capture record in the set's ``MANIFEST.json``
 (``variants[step][variant]``: ``command``, with ``<folder>`` standing for the output folder, and
@@ -70,6 +71,7 @@ FUNCTIONS = (
     "command",
     "setting",
     "screenshot",
+    "notebook",
 )
 #: Screenshots of the Perfetto UI (generators/perfetto_shots.py), beside the device sets.
 SHOTS_FOLDER = "perfetto-ui"
@@ -131,7 +133,14 @@ def parse_calls(markdown: str) -> list[tuple[re.Match[str], Call]]:
             kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
         except (SyntaxError, ValueError, AssertionError) as exc:
             raise PlaceholderError(f"{match[0]}: arguments are not plain literals ({exc})") from exc
-        needed = {"table": 3, "value": 3, "figure": 3, "setting": 3, "screenshot": 1}.get(func, 2)
+        needed = {
+            "table": 3,
+            "value": 3,
+            "figure": 3,
+            "setting": 3,
+            "screenshot": 1,
+            "notebook": 1,
+        }.get(func, 2)
         if kwargs.get("device", DEVICES[0]) not in DEVICES:
             raise PlaceholderError(f"{match[0]}: device= must be one of {', '.join(DEVICES)}")
         if len(args) != needed:
@@ -249,6 +258,8 @@ class Renderer:
     def render(self, call: Call) -> str:
         if call.func == "screenshot":
             return self._screenshot(call)
+        if call.func == "notebook":
+            return self._notebook(call)
         ds = self.pick(call)
         if ds is None:
             return self.needs_cuda(call)
@@ -459,6 +470,25 @@ class Renderer:
             f'<a href="{html.escape(self.url(ds.device, f"{base}/{data.name}"))}">'
             f"{self.t('data (CSV)', 'データ (CSV)')}</a>"
             "</span></figcaption>\n</figure>\n"
+        )
+
+    def _notebook(self, call: Call) -> str:
+        """A link that downloads the edition's copy of a companion notebook (``.ipynb``).
+
+        The notebook renderer publishes each notebook's file beside its page
+        (``notebooks/<name>/<name>.ipynb``); a Markdown link to the ``.ipynb`` would lead to the
+        rendered page instead, so the link is HTML."""
+        name = str(call.args[0])
+        docs_dir = Path(self.config.get("docs_dir") or REPO_ROOT / "docs")
+        if not name.endswith(".ipynb") or not (docs_dir / "notebooks" / name).is_file():
+            raise PlaceholderError(f"no notebook {name!r} in {docs_dir.name}/notebooks/")
+        target = posixpath.relpath(
+            f"notebooks/{name.removesuffix('.ipynb')}/{name}", self.page_dir or "."
+        )
+        text = self.t("Download the notebook", "ノートブックをダウンロード")
+        return (
+            f'<a class="pg-notebook-download" href="{html.escape(target)}" '
+            f'download="{html.escape(name)}">{text} (<code>{html.escape(name)}</code>)</a>'
         )
 
     def _screenshot(self, call: Call) -> str:
