@@ -110,6 +110,7 @@ class Element:
     text: str | None = None
     fx: float = 0.5
     fy: float = 0.5
+    at_x: float | None = None  # a fixed x instead: past a row's value, so nothing is covered
 
     def locate(self, page: Page) -> tuple[float, float]:
         box = _wait_for(
@@ -132,7 +133,8 @@ class Element:
         )
         if box is None:
             raise ShotError(f"no visible {self.selector!r} matching {self.text!r} in the UI")
-        return box["x"] + self.fx * box["width"], box["y"] + self.fy * box["height"]
+        x = box["x"] + self.fx * box["width"] if self.at_x is None else self.at_x
+        return x, box["y"] + self.fy * box["height"]
 
 
 Target = TrackTitle | SliceAt | Element
@@ -247,6 +249,8 @@ def _x_of(page: Page, ts: float) -> float:
 
 # -- the shots ------------------------------------------------------------------------------------
 LARGE = "cuda/matmul_add/large_cold/trace.json.gz"
+#: Where the details panel's rows end, past their values (x in the 1280 px window).
+ROW_END = 300
 VARIANCE = "cuda/matmul_add/variance/trace.json.gz"
 CPU_THREAD = r"^thread "
 GPU_STREAM = r"^stream "
@@ -365,8 +369,8 @@ SHOTS: tuple[Shot, ...] = (
         prepare=_select_first_kernel,
         callouts=(
             Callout(1, SliceAt(FIRST_KERNEL_SQL, GPU_STREAM, where=0.7), dx=40, dy=40),
-            Callout(2, SliceAt(FIRST_LAUNCH_SQL, CPU_THREAD, where=1.0), dx=60, dy=-20),
-            Callout(3, Element(".pf-tree-left, td", text=r"^Duration", fx=1.0), dx=200, dy=0),
+            Callout(2, SliceAt(FIRST_LAUNCH_SQL, CPU_THREAD, where=1.0), dx=-70, dy=-46),
+            Callout(3, Element(".pf-tree-left, td", text=r"^Duration", at_x=ROW_END), dx=70, dy=0),
             Callout(4, Element("*", text=r"^Preceding Flows$", fx=0.3), dx=200, dy=0),
         ),
     ),
@@ -378,15 +382,22 @@ SHOTS: tuple[Shot, ...] = (
         commands=EXPAND_ALL,
         prepare=_select_kernel_and_show_args,
         callouts=(
-            Callout(1, Element(".pf-tree-left, td", text=r"^Duration", fx=1.0), dx=200, dy=0),
-            Callout(2, Element("a", text=r"^cuLaunchKernel", fx=1.0), dx=300, dy=-12),
-            Callout(3, Element(".pf-tree-left", text=r"^correlation", fx=1.0), dx=200, dy=0),
+            # Each number sits right of its row, its arrow ending past the row's value.
+            Callout(1, Element(".pf-tree-left, td", text=r"^Duration", at_x=ROW_END), dx=70, dy=0),
+            Callout(2, Element("a", text=r"^cuLaunchKernel", at_x=560), dx=50, dy=0),
+            Callout(3, Element(".pf-tree-left", text=r"^correlation", at_x=ROW_END), dx=70, dy=0),
             Callout(
-                4, Element(".pf-tree-left", text=r"^registers per thread", fx=1.0), dx=160, dy=0
+                4,
+                Element(".pf-tree-left", text=r"^registers per thread", at_x=ROW_END),
+                dx=70,
+                dy=0,
             ),
-            Callout(5, Element(".pf-tree-left", text=r"^grid$", fx=1.0), dx=230, dy=0),
+            Callout(5, Element(".pf-tree-left", text=r"^grid$", at_x=ROW_END), dx=70, dy=0),
             Callout(
-                6, Element(".pf-tree-left", text=r"^est. achieved occupancy", fx=1.0), dx=120, dy=0
+                6,
+                Element(".pf-tree-left", text=r"^est. achieved occupancy", at_x=ROW_END),
+                dx=70,
+                dy=0,
             ),
         ),
     ),
@@ -398,9 +409,10 @@ SHOTS: tuple[Shot, ...] = (
         prepare=_select_all_steps_on_cpu,
         callouts=(
             Callout(1, TrackTitle(CPU_THREAD), dx=80, dy=-30),
-            Callout(2, Element("*", text=r"^Wall duration$"), dx=40, dy=-30),
-            Callout(3, Element("*", text=r"^Avg Wall duration$"), dx=60, dy=-30),
-            Callout(4, Element("*", text=r"^Occurrences$"), dx=60, dy=-30),
+            # In the empty part of each column's title cell, after the title.
+            Callout(2, Element("*", text=r"^Wall duration$", at_x=440), dx=40, dy=0),
+            Callout(3, Element("*", text=r"^Avg Wall duration$", at_x=960), dx=40, dy=0),
+            Callout(4, Element("*", text=r"^Occurrences$", at_x=1180), dx=40, dy=0),
         ),
     ),
     Shot(
@@ -425,8 +437,8 @@ SHOTS: tuple[Shot, ...] = (
                 1, Element(".pf-sidebar a, .pf-sidebar li", text=r"Query \(SQL\)"), dx=60, dy=30
             ),
             Callout(2, Element(".cm-content", fx=0.3, fy=0.3), dx=40, dy=40),
-            Callout(3, Element(".pf-query-page__toolbar .pf-button--filled"), dx=60, dy=20),
-            Callout(4, Element("th, div, span", text=r"^dur$"), dx=0, dy=-30),
+            Callout(3, Element(".pf-query-page__toolbar .pf-button--filled", fx=1.0), dx=290, dy=0),
+            Callout(4, Element("th, div, span", text=r"^dur$", fx=1.0), dx=60, dy=0),
         ),
     ),
 )

@@ -940,3 +940,17 @@ def test_split_k_reduce_kernels_overlap_their_gemm_and_are_dropped() -> None:
         if e.get("cat") == "kernel" and "splitKreduce" in str(e.get("name"))
     }
     assert ex == reduce
+
+
+@needs_cuda(STEP, GRAPHS)
+def test_graphed_gpu_idles_less_without_the_profiler() -> None:
+    """docs/part-4/03-batch-and-cuda-graphs.md: "in the trace the GPU is still idle for more than
+    half of the step (under the profiler: without it the CPU side runs faster and the GPU idles
+    less)": the same kernel time over the shorter profiler-off time per token is a larger
+    busy share than the trace's."""
+    graphs = _decode(GRAPHS, cpu_ok=False)
+    assert graphs["gpu_busy_pct"] < 50
+    off_share = (
+        100 * graphs["kernel_union_ns_per_token"] / (_wall(GRAPHS, cpu_ok=False)["tpot_s"] * 1e9)
+    )
+    assert graphs["gpu_busy_pct"] < off_share <= 100

@@ -43,7 +43,7 @@ def test_japanese_first_trace_page_is_japanese_with_the_same_data(
     page = guide.page
     assert page.evaluate("document.documentElement.lang") == "ja"
     assert JAPANESE.search(page.locator("article h1").first.inner_text())
-    box = page.locator(".admonition", has_text="これらの数値の出どころ").first
+    box = page.locator("details", has_text="これらの数値の出どころ").first
     assert box.is_visible()
     # The same numbers as the English page, in the same order.
     values = "el => el.map(e => e.textContent)"
