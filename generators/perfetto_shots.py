@@ -21,6 +21,7 @@ readable at any width, and the page's prose says what each number shows.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import re
@@ -39,7 +40,7 @@ from generators.perfetto_ui import static_servers, ui_version, web_dist
 from generators.store import ARTIFACTS_ROOT, atomic_write_text, dump_json, sha256_file
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Page
+    from playwright.sync_api import Browser, Page
 
 log = logging.getLogger("generators.perfetto_shots")
 
@@ -524,10 +525,12 @@ def take(shot: Shot, out_dir: Path, page: Page, ui: str, trace_url: str) -> dict
     }
 
 
-def make(names: list[str] | None = None, out_dir: Path = SHOTS_DIR) -> dict[str, Any]:
-    """Make the screenshots named (all by default) and update the manifest in ``out_dir``."""
-    from playwright.sync_api import sync_playwright
+def make(
+    names: list[str] | None = None, out_dir: Path = SHOTS_DIR, browser: Browser | None = None
+) -> dict[str, Any]:
+    """Make the screenshots named (all by default) and update the manifest in ``out_dir``.
 
+    ``browser``: a running Chromium to use (a test's); by default one is started and closed."""
     chosen = [s for s in SHOTS if names is None or s.name in names]
     unknown = sorted(set(names or ()) - {s.name for s in SHOTS})
     if unknown:
@@ -541,26 +544,27 @@ def make(names: list[str] | None = None, out_dir: Path = SHOTS_DIR) -> dict[str,
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {"shots": {}}
     version = ui_version()
     out_dir.mkdir(parents=True, exist_ok=True)
-    with (
-        tempfile.TemporaryDirectory(dir=out_dir.parent, prefix=".shots-") as scratch,
-        static_servers() as servers,
-        sync_playwright() as playwright,
-    ):
-        staging = Path(scratch)
+    with contextlib.ExitStack() as stack:
+        staging = Path(
+            stack.enter_context(tempfile.TemporaryDirectory(dir=out_dir.parent, prefix=".shots-"))
+        )
+        servers = stack.enter_context(static_servers())
         ui = servers.serve(web_dist())
         traces = servers.serve(ARTIFACTS_ROOT)
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
-        try:
-            page = browser.new_page(device_scale_factor=1)
-            entries = {}
-            for i, shot in enumerate(chosen, 1):
-                started = time.monotonic()
-                entries[shot.name] = take(shot, staging, page, ui, f"{traces}/{shot.trace}")
-                log.info(
-                    "[%d/%d] %s (%.1f s)", i, len(chosen), shot.name, time.monotonic() - started
-                )
-        finally:
-            browser.close()
+        if browser is None:
+            from playwright.sync_api import sync_playwright
+
+            playwright = stack.enter_context(sync_playwright())
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
+            stack.callback(browser.close)
+        context = browser.new_context(device_scale_factor=1)
+        stack.callback(context.close)
+        page = context.new_page()
+        entries = {}
+        for i, shot in enumerate(chosen, 1):
+            started = time.monotonic()
+            entries[shot.name] = take(shot, staging, page, ui, f"{traces}/{shot.trace}")
+            log.info("[%d/%d] %s (%.1f s)", i, len(chosen), shot.name, time.monotonic() - started)
         # Only once every shot is made do the new files replace the old ones.
         for name, entry in entries.items():
             shutil.move(staging / entry["file"], out_dir / entry["file"])
