@@ -449,3 +449,68 @@ def test_the_early_engine_start_reads_the_command_line_as_the_parser_does(tmp_pa
         ["-o", t],
     ):
         assert first_trace(argv) is None, argv
+
+
+# ------------------------------------------------------------------ where the links lead
+
+
+def _mkdocs_site_url(config: Path) -> str:
+    """``site_url`` as MkDocs itself reads ``config`` (it adds a trailing slash)."""
+    from mkdocs.config import load_config
+
+    return load_config(str(config))["site_url"] or ""
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'site_url: !ENV [PROFILING_GUIDE_SITE_URL, "https://guide.example/sub/"]',
+        "site_url: https://guide.example/sub/",
+        'site_url: !ENV [PROFILING_GUIDE_SITE_URL, ""]',
+    ],
+)
+def test_the_doctor_reads_the_site_address_mkdocs_reads(
+    line: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The doctor reads mkdocs.yml without MkDocs: the same address, with and without the
+    variable set, for the real config and for each form the line can take."""
+    from generators.site_address import configured_site_url
+
+    config = tmp_path / "mkdocs.yml"
+    config.write_text(f"site_name: t\n{line}\ndocs_dir: {REPO / 'docs'}\n")
+    for path in (REPO / "mkdocs.yml", config):
+        monkeypatch.delenv("PROFILING_GUIDE_SITE_URL", raising=False)
+        assert configured_site_url(path).rstrip("/") == _mkdocs_site_url(path).rstrip("/")
+        monkeypatch.setenv("PROFILING_GUIDE_SITE_URL", "https://other.example/")
+        assert configured_site_url(path) == "https://other.example/"
+        if "!ENV" in path.read_text():
+            assert _mkdocs_site_url(path) == "https://other.example/"
+
+
+def test_a_report_made_without_the_flag_links_to_the_configured_site(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A saved report is read elsewhere: its links lead to the site's configured address (in
+    both languages), not to a local server, unless --guide-url says otherwise."""
+    import generators.site_address
+    from generators.doctor.__main__ import main
+
+    config = tmp_path / "mkdocs.yml"
+    config.write_text('site_url: !ENV [PROFILING_GUIDE_SITE_URL, "https://guide.example/sub/"]\n')
+    monkeypatch.setattr(generators.site_address, "MKDOCS_CONFIG", config)
+    monkeypatch.delenv("PROFILING_GUIDE_SITE_URL", raising=False)
+    trace = str(CPU / "train/naive/trace.json.gz")
+    only = ["--only", "zero-grad-zeroing", "-q"]
+
+    def links(*args: str) -> list[str]:
+        out = tmp_path / "report.json"
+        assert main([trace, *only, "--format", "json", "-o", str(out), *args]) == 0
+        return [f["guide"]["url"] for f in json.loads(out.read_text())[0]["findings"]]
+
+    assert links() and all(u.startswith("https://guide.example/sub/part-") for u in links())
+    flagged = links("--guide-url", "https://mirror.example/")
+    assert all(u.startswith("https://mirror.example/part-") for u in flagged)
+    html_out = tmp_path / "report.html"
+    assert main([trace, *only, "--format", "html", "--lang", "ja", "-o", str(html_out)]) == 0
+    assert 'href="https://guide.example/sub/ja/part-' in html_out.read_text()
+    assert "127.0.0.1" not in html_out.read_text()

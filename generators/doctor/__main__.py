@@ -92,6 +92,7 @@ from generators.doctor.render import (  # noqa: E402
     RENDERERS,
     render_html,
 )
+from generators.site_address import configured_site_url  # noqa: E402
 from generators.store import atomic_write_text  # noqa: E402
 from generators.tp import TraceOpenError, close_engines, open_trace  # noqa: E402
 from generators.tp_engine import EngineError  # noqa: E402
@@ -99,8 +100,9 @@ from generators.tp_engine import EngineError  # noqa: E402
 #: Back to the start of a terminal's line, and clear it.
 CLEAR_LINE = "\r\033[K"
 
-#: Where the guide's links point unless --guide-url or the published site's address
-#: (``PROFILING_GUIDE_SITE_URL``, see generators/env.py) says otherwise: the site `make serve` runs.
+#: Where the guide's links point when neither --guide-url nor the site's configured address
+#: (``site_url`` in mkdocs.yml, or ``PROFILING_GUIDE_SITE_URL``; generators/site_address.py) names
+#: one: the site `make serve` runs.
 LOCAL_GUIDE_URL = "http://127.0.0.1:8000/"
 
 
@@ -145,8 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--list", action="store_true", help="list the detectors and thresholds")
     parser.add_argument(
         "--guide-url",
-        help=f"base URL of the guide for links (default: ${env.SITE_URL.name}, else "
-        f"{LOCAL_GUIDE_URL}; with --lang ja, its ja/)",
+        help=f"base URL of the guide for links (default: the published site, ${env.SITE_URL.name} "
+        f"or site_url in mkdocs.yml, else {LOCAL_GUIDE_URL}; with --lang ja, its ja/)",
     )
     parser.add_argument(
         "--lang",
@@ -171,7 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.guide_url is None:  # the edition in the report's language
-        root = env.SITE_URL.get() or LOCAL_GUIDE_URL
+        root = configured_site_url() or LOCAL_GUIDE_URL
         args.guide_url = root.rstrip("/") + "/" + ("ja/" if args.lang == "ja" else "")
     # The trace processor's own warnings (dropped events) are in the report's "cannot show".
     logging.getLogger("generators.tp").setLevel(logging.ERROR)
