@@ -417,6 +417,24 @@ def test_every_table_shows_the_sql_behind_it(site: Path) -> None:
     assert checked > 20
 
 
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_first_sql_block_says_what_it_is_and_how_to_run_it(lang: str) -> None:
+    """The first SQL block a page shows opens with one line: what the block is, the command that
+    runs its query on one's own trace, and the page that teaches the rest; later blocks do not."""
+    config = {"extra": {}, "site_url": "", "theme": {"language": lang}}
+    renderer = hook.Renderer({}, "part-1/01-first-trace/", config)
+    first = renderer.sql_block(load_query("matmul_add_chain"))
+    second = renderer.sql_block(load_query("matmul_add_overhead"))
+    command = (
+        "`.venv/bin/python -m generators.tp query TRACE @generators/queries/matmul_add_chain.sql`"
+    )
+    assert command in first
+    assert "(../../write-your-own-query/)" in first
+    assert first.index(command) < first.index("```")  # before the query, inside the fold
+    assert ("What this is" in first) == (lang == "en")
+    assert "generators.tp query" not in second
+
+
 def test_sql_objects_are_found_with_their_dependencies() -> None:
     from generators.sql_sources import catalog, objects_used
 

@@ -79,6 +79,8 @@ SHOTS_FOLDER = "perfetto-ui"
 IN_SHORT_BOX = re.compile(r'\s*\n!!! abstract "[^"\n]*"\n(?:[ \t]*\n|    .*\n)*')
 #: The page that teaches the Perfetto UI (docs/perfetto-ui.md), as a site path.
 PERFETTO_UI_PAGE = "perfetto-ui"
+#: The page that teaches writing one's own PerfettoSQL (docs/write-your-own-query.md).
+OWN_QUERY_PAGE = "write-your-own-query"
 # The output folder in a recorded command line (the capture chose its own).
 FOLDER = "<folder>"
 # A command block wraps before this many characters, between one option and the next.
@@ -206,6 +208,8 @@ class PageState:
     missing_cuda: list[str] = field(default_factory=list)
     # Module objects whose definition a table's SQL block on this page already shows.
     shown_objects: set[str] = field(default_factory=set)
+    # Whether a SQL block on this page already said what such a block is and how to run it.
+    explained_sql_block: bool = False
 
 
 class Renderer:
@@ -305,6 +309,24 @@ class Renderer:
         branch = self.config["extra"].get("source_branch", "main")
         return f"[`{rel}`]({repo}/blob/{branch}/{rel})"
 
+    def sql_block_explained(self, query: Query) -> str:
+        """The first SQL block's opening line: what such a block is and how to run its query."""
+        rel = query.path.relative_to(REPO_ROOT).as_posix()
+        command = f"`.venv/bin/python -m generators.tp query TRACE @{rel}`"
+        page = posixpath.relpath(OWN_QUERY_PAGE, self.page_dir or ".") + "/"
+        return self.t(
+            "    **What this is:** the query that made the table above, as the guide's build ran "
+            "it on the guide's trace, with the `guide.*` definitions its `INCLUDE` lines bring "
+            f"in. Nothing here needs running to read the page; to ask your own trace the same, "
+            f"run {command} in a clone of the guide, or see [Write your own query]({page}) "
+            "(also for Perfetto's Query page).",
+            "    **これは何か:** 上の表を出したクエリです。ガイドのビルドがガイドのトレースに対して"
+            "実行したもので、`INCLUDE` 行が読み込む `guide.*` の定義も載せています。ページを読む"
+            f"だけなら何も実行する必要はありません。自分のトレースに同じことを聞くには、ガイドの"
+            f"クローンで {command} を実行します。詳しくは [自分でクエリを書く]({page})"
+            "（Perfetto の Query ページでの実行方法も）を見てください。",
+        )
+
     def sql_block(self, query: Query) -> str:
         """A folded block with the query and every module object it uses, read from the files."""
         objects = objects_used(query.sql)
@@ -327,6 +349,9 @@ class Renderer:
             "",
             *fenced(query.sql, "sql", indent="    "),
         ]
+        if not self.state.explained_sql_block:
+            self.state.explained_sql_block = True
+            parts[2:2] = [self.sql_block_explained(query), ""]
         # Each definition is printed once per page (highlighting them all under every table made
         # the build several times slower); later blocks name what an earlier one shows.
         earlier = [obj for obj in objects if obj.name in self.state.shown_objects]
