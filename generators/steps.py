@@ -200,6 +200,17 @@ register(
                     "matmul_add_gemm_spread",
                     "matmul_add_gemm_kernels",
                 ),
+                # The "Write your own query" page's lessons, asked of this trace's twenty steps.
+                cuda_queries=(
+                    "own_tables",
+                    "own_facts",
+                    "own_args",
+                    "own_steps",
+                    "own_launch",
+                    "own_slowest",
+                    "own_busy",
+                    "own_gaps",
+                ),
             ),
             Variant(
                 name="batched",

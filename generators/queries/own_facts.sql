@@ -1,0 +1,15 @@
+-- How many rows the tables a query starts from hold, and the numbers the page's prose cites
+-- output: values
+INCLUDE PERFETTO MODULE guide.windows;
+
+WITH steps AS (SELECT ts, dur FROM slice WHERE name GLOB 'ProfilerStep#*')
+SELECT
+  (SELECT COUNT(*) FROM slice) AS slices,
+  (SELECT COUNT(*) FROM thread_track) AS thread_tracks,
+  (SELECT COUNT(*) FROM flow) AS flows,
+  (SELECT COUNT(*) FROM counter) AS counters,
+  (SELECT COUNT(*) FROM steps) AS steps,
+  (SELECT dur FROM steps ORDER BY ts LIMIT 1) AS first_step_ns,
+  (SELECT MIN(dur) FROM steps) AS shortest_step_ns,
+  (SELECT ROUND(100.0 * busy_ns / dur, 1) FROM guide_windows_step_busy ORDER BY step LIMIT 1)
+    AS first_busy_pct;

@@ -1,0 +1,34 @@
+-- The slowest calls of one operator (aten::mm): CPU time, the step it ran in, and the GPU time of the kernels it launched
+-- output: table
+-- columns: operator=Operator, step=Step, cpu_ns=CPU time, kernels=Kernels launched, gpu_ns=Their GPU time
+-- question_ja: ある演算子（aten::mm）の遅い呼び出し: CPU 時間、実行したステップ、起動したカーネルの GPU 時間
+-- columns_ja: operator=演算子, step=ステップ, cpu_ns=CPU 時間, kernels=起動したカーネル数, gpu_ns=その GPU 時間
+WITH
+  launched AS (
+    -- Each runtime call with the GPU work its flow leads to.
+    SELECT launch.track_id, launch.ts, kernel.dur
+    FROM flow AS f
+    JOIN slice AS launch ON launch.id = f.slice_out
+    JOIN slice AS kernel ON kernel.id = f.slice_in
+    WHERE launch.category IN ('cuda_runtime', 'cuda_driver')
+      AND kernel.category IN ('kernel', 'gpu_memcpy', 'gpu_memset')
+  )
+SELECT
+  op.name AS operator,
+  step.name AS step,
+  op.dur AS cpu_ns,
+  (
+    SELECT COUNT(*) FROM launched AS l
+    WHERE l.track_id = op.track_id AND l.ts >= op.ts AND l.ts < op.ts + op.dur
+  ) AS kernels,
+  (
+    SELECT SUM(l.dur) FROM launched AS l
+    WHERE l.track_id = op.track_id AND l.ts >= op.ts AND l.ts < op.ts + op.dur
+  ) AS gpu_ns
+FROM slice AS op
+JOIN slice AS step
+  ON step.track_id = op.track_id AND step.name GLOB 'ProfilerStep#*'
+  AND op.ts >= step.ts AND op.ts < step.ts + step.dur
+WHERE op.name = 'aten::mm'
+ORDER BY op.dur DESC
+LIMIT 5;
