@@ -1,5 +1,6 @@
 -- How many rows the tables a query starts from hold, and the numbers the page's prose cites
 -- output: values
+-- question_ja: クエリの出発点になるテーブルの行数と、ページの本文が引用する数値
 INCLUDE PERFETTO MODULE guide.windows;
 
 WITH steps AS (SELECT ts, dur FROM slice WHERE name GLOB 'ProfilerStep#*')

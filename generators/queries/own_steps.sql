@@ -1,8 +1,8 @@
 -- The step windows: each ProfilerStep#N, when it starts and how long it lasts
 -- output: table
 -- columns: step=Step, start_ns=Start (from the first step), dur_ns=Length, cpu_ops=CPU operators inside
--- question_ja: ステップの区間: 各 ProfilerStep#N の開始と長さ
--- columns_ja: step=ステップ, start_ns=開始（最初のステップから）, dur_ns=長さ, cpu_ops=中の CPU 演算子数
+-- question_ja: ステップのウィンドウ: 各 ProfilerStep#N の開始と長さ
+-- columns_ja: step=ステップ, start_ns=開始（最初のステップから）, dur_ns=長さ, cpu_ops=ステップ内の CPU 演算子数
 SELECT
   step.name AS step,
   step.ts - (SELECT MIN(ts) FROM slice WHERE name GLOB 'ProfilerStep#*') AS start_ns,
