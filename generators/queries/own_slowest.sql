@@ -1,8 +1,8 @@
--- The slowest calls of one operator (aten::mm): CPU time, the step it ran in, and the GPU time of the kernels it launched
+-- The slowest calls of one operator (aten::mm): CPU time, the step it ran in, and the GPU work it launched
 -- output: table
--- columns: operator=Operator, step=Step, cpu_ns=CPU time, kernels=Kernels launched, gpu_ns=Their GPU time
--- question_ja: ある演算子（aten::mm）の遅い呼び出し: CPU 時間、実行したステップ、起動したカーネルの GPU 時間
--- columns_ja: operator=演算子, step=ステップ, cpu_ns=CPU 時間, kernels=起動したカーネル数, gpu_ns=その GPU 時間
+-- columns: operator=Operator, step=Step, cpu_ns=CPU time, launched=GPU work launched, gpu_ns=Its GPU time
+-- question_ja: ある演算子（aten::mm）の遅い呼び出し: CPU 時間、実行したステップ、起動した GPU の処理
+-- columns_ja: operator=演算子, step=ステップ, cpu_ns=CPU 時間, launched=起動した GPU の処理の数, gpu_ns=その GPU 時間
 WITH
   launched AS (
     -- Each runtime call with the GPU work its flow leads to.
@@ -20,7 +20,7 @@ SELECT
   (
     SELECT COUNT(*) FROM launched AS l
     WHERE l.track_id = op.track_id AND l.ts >= op.ts AND l.ts < op.ts + op.dur
-  ) AS kernels,
+  ) AS launched,
   (
     SELECT SUM(l.dur) FROM launched AS l
     WHERE l.track_id = op.track_id AND l.ts >= op.ts AND l.ts < op.ts + op.dur
