@@ -406,7 +406,7 @@ def test_kernel_names_render_as_text_in_buttons() -> None:
     ds = hook.DeviceSet.load("cpu")
     out = renderer._perfetto(call, ds, _perfetto_files(ds, "matmul_add", "small_cold"))
     assert "&lt;4, F&lt;float&gt;, (anonymous namespace)::x&gt; &amp; more</button>" in out
-    assert "why &lt;b&gt;the whole&lt;/b&gt; trace</p>" in out
+    assert "why &lt;b&gt;the whole&lt;/b&gt; trace.</p>" in out
 
 
 @pytest.mark.parametrize(
@@ -463,7 +463,7 @@ def test_every_button_opens_on_a_window_or_its_page_says_why(site: Path) -> None
                 assert float(seconds[0]) < float(seconds[1]), f"{where}: empty window {seconds}"
             else:
                 assert not any(window) and not any(seconds), f"{where}: a window and a reason"
-                assert len(reason[1].split(":", 1)[1].strip()) > 20, f"{where}: no reason given"
+                assert len(reason[1]) > 40, f"{where}: no reason given: {reason[1]!r}"
             trace = attrs["data-trace-src"].rsplit("artifacts/", 1)[1]
             opened.setdefault(lang, []).append((page, trace, *map(str, window)))
     assert opened["en"] == opened["ja"]

@@ -82,7 +82,19 @@ def _windows(edition: Path) -> list[tuple[str, str, str]]:
     return found
 
 
+#: Opens the folds and selects the tab a button sits in, as a reader would to see it.
+REVEAL_JS = """el => {
+  for (let d = el.closest('details'); d; d = d.parentElement.closest('details')) d.open = true;
+  const block = el.closest('.tabbed-block');
+  if (block) {
+    const index = [...block.parentElement.children].indexOf(block);
+    block.closest('.tabbed-set').querySelectorAll(':scope > input')[index].checked = true;
+  }
+}"""
+
+
 def _open_button(page: Page, button_id: str, console: ConsoleErrors, label: str) -> Page:
+    page.eval_on_selector(f"#{button_id}", REVEAL_JS)
     with page.expect_popup(timeout=STEP_TIMEOUT_MS) as popup_info:
         page.click(f"#{button_id}")
     return console.watch(popup_info.value, label)
@@ -111,7 +123,7 @@ def test_every_button_opens_zoomed_on_its_window(
             int(widget.get_attribute("data-vis-end") or 0),
         )
         size = widget.get_attribute("data-trace-size") or ""
-        assert re.fullmatch(r"[\d.]+ [kMG]?B", size), (key, size)
+        assert re.fullmatch(r"[\d.,]+ (?:[KMG]i)?B", size), (key, size)
         guide.evaluate("() => { window.__pgStatusLog = []; }")
         perfetto = _open_button(guide, button_id, console_errors, f"perfetto {key}")
         perfetto.wait_for_function(TRACE_READY_JS, timeout=6 * STEP_TIMEOUT_MS)
