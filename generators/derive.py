@@ -27,7 +27,7 @@ from tqdm import tqdm
 from generators import figures, i18n, tp_launch
 from generators.parallel import run_each
 from generators.queries import Query, load_query
-from generators.steps import REPO_ROOT, STEPS, Step
+from generators.steps import EVERY_TRACE_QUERIES, REPO_ROOT, STEPS, Step
 from generators.store import (
     CAPTURE_FILE,
     CAPTURED_FILES,
@@ -148,7 +148,7 @@ def _queries_of(step: Step, variant: str | None = None, device: str = "cuda") ->
     Without ``variant``: every query any variant of the step may run (for source hashes).
     """
     if variant is None:
-        names = list(step.queries)
+        names = [*step.queries, *EVERY_TRACE_QUERIES]
         for v in step.variants:
             names += [q for q in (*(v.queries or ()), *v.cuda_queries) if q not in names]
         figures = step.figures

@@ -97,11 +97,16 @@ class Step:
         """The table/values queries derived for ``variant`` on ``device`` (plus figure data)."""
         v = self.variant(variant)
         own = self.queries if v.queries is None else v.queries
+        own = (*own, *EVERY_TRACE_QUERIES)
         return own + v.cuda_queries if device == "cuda" else own
 
     def variants_for(self, device: str) -> tuple[Variant, ...]:
         return tuple(v for v in self.variants if v.args_for(device) is not None)
 
+
+#: Queries derived from every captured trace, whatever its step: what the importer dropped, which
+#: the page warns of beside each button that opens the trace in the Perfetto UI.
+EVERY_TRACE_QUERIES: tuple[str, ...] = ("trace_import",)
 
 _REGISTRY: list[Step] = []
 
@@ -150,7 +155,7 @@ register(
                 name="small_warm",
                 description="64 x 64 fp32, eager, ten untraced calls before the profiler starts",
                 args=("--size", "64", "--dtype", "fp32", "--warmup", "10"),
-                queries=("matmul_add_settings", "matmul_add_label_gaps"),
+                queries=("step_summary", "matmul_add_settings", "matmul_add_label_gaps"),
             ),
             Variant(
                 name="large_cold",
@@ -174,7 +179,12 @@ register(
                 description="4096 x 4096 fp32 on a GPU: the same GEMM without bf16 tensor cores",
                 args=("--dtype", "fp32", "--size", "4096"),
                 cpu_args=None,
-                queries=("matmul_add_settings", "matmul_add_gemm_kernels", "matmul_add_footprint"),
+                queries=(
+                    "step_summary",
+                    "matmul_add_settings",
+                    "matmul_add_gemm_kernels",
+                    "matmul_add_footprint",
+                ),
             ),
             Variant(
                 name="startup",
@@ -216,7 +226,12 @@ register(
                 name="batched",
                 description="batched 3-D inputs (8 x 64 x 64 fp32): aten::bmm instead of aten::mm",
                 args=("--size", "64", "--dtype", "fp32", "--batch", "8"),
-                queries=("matmul_add_settings", "matmul_add_chain", "matmul_add_occupancy"),
+                queries=(
+                    "step_summary",
+                    "matmul_add_settings",
+                    "matmul_add_chain",
+                    "matmul_add_occupancy",
+                ),
             ),
             Variant(
                 name="compiled",
@@ -239,7 +254,7 @@ register(
                 "the GPU)?",
                 args=("--dtype", "bf16", "--compile", "--warmup", "2", "--bias2d", *_LARGE_CUDA),
                 cpu_args=None,
-                queries=("matmul_add_settings", "matmul_add_compiled"),
+                queries=("step_summary", "matmul_add_settings", "matmul_add_compiled"),
             ),
         ),
         queries=(

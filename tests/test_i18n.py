@@ -24,7 +24,7 @@ from tests.test_site import hook
 REPO = Path(__file__).resolve().parents[1]
 DOCS, DOCS_JA = REPO / "docs", REPO / "docs-ja"
 #: Placeholder arguments that are prose for the reader, translated with the page.
-PROSE_ARGUMENTS = ("alt", "label", "caption")
+PROSE_ARGUMENTS = ("alt", "label", "caption", "whole")
 ENGLISH_PAGES = sorted(
     p.relative_to(DOCS).as_posix()
     for p in DOCS.rglob("*.md")

@@ -64,10 +64,11 @@ def test_a_screenshot_renders_with_escaped_text_and_a_missing_one_is_named() -> 
     html = page_markdown(hook, "perfetto-ui.md")
     assert 'class="pg-shot__callout"' in html and "artifacts/perfetto-ui/one-step.png" in html
     renderer = hook.Renderer({}, "x/", {"theme": {"language": "en"}, "extra": {}})
-    call = hook.Call("screenshot", ("query",), {"alt": "<b>&"}, "")
+    call = hook.Call("screenshot", ("query",), {"alt": "<b>&", "caption": "<i>"}, "")
     assert 'alt="&lt;b&gt;&amp;"' in renderer.render(call)
+    assert "<figcaption>&lt;i&gt; " in renderer.render(call)
     with pytest.raises(hook.PlaceholderError, match="no screenshot named 'nope'"):
-        renderer.render(hook.Call("screenshot", ("nope",), {"alt": "x"}, ""))
+        renderer.render(hook.Call("screenshot", ("nope",), {"alt": "x", "caption": "y"}, ""))
 
 
 def test_a_stale_screenshot_is_named(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ import html
 import importlib.util
 import json
 import os
+import posixpath
 import re
 import shutil
 import subprocess
@@ -23,6 +24,7 @@ from generators.queries import load_query
 from generators.steps import STEPS
 from generators.store import CAPTURE_FILE, KEY_AVERAGES_FILE, MANIFEST_FILE
 from generators.trace_json import load_events
+from generators.units import format_value
 from tests.reference_traces import A100_ADD
 
 REPO = Path(__file__).resolve().parents[1]
@@ -386,17 +388,134 @@ def test_kernel_names_render_as_text_in_figures(kernel_names: list[str]) -> None
     ET.fromstring(svg)
 
 
+def _perfetto_files(ds, step: str, variant: str) -> list[Path]:
+    return [ds.file(step, variant, name) for name in ("trace.json.gz", "values.json")]
+
+
 def test_kernel_names_render_as_text_in_buttons() -> None:
     renderer = hook.Renderer({}, "part-1/x/", {"extra": {}, "site_url": ""})
     call = hook.Call(
         "perfetto",
         ("matmul_add", "small_cold"),
-        {"label": "Open void at::k<4, F<float>, (anonymous namespace)::x> & more"},
+        {
+            "label": "Open void at::k<4, F<float>, (anonymous namespace)::x> & more",
+            "whole": "why <b>the whole</b> trace",
+        },
         "",
     )
     ds = hook.DeviceSet.load("cpu")
-    out = renderer._perfetto(call, ds, [ds.file("matmul_add", "small_cold", "trace.json.gz")])
+    out = renderer._perfetto(call, ds, _perfetto_files(ds, "matmul_add", "small_cold"))
     assert "&lt;4, F&lt;float&gt;, (anonymous namespace)::x&gt; &amp; more</button>" in out
+    assert "why &lt;b&gt;the whole&lt;/b&gt; trace.</p>" in out
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{}, {"focus": "step_summary.first_step", "whole": "the whole run is the point"}],
+    ids=["neither", "both"],
+)
+def test_a_button_opens_on_a_window_or_says_why_not(kwargs: dict) -> None:
+    """A button with no window and no reason, or both, fails the build."""
+    renderer = hook.Renderer({}, "part-1/x/", {"extra": {}, "site_url": ""})
+    call = hook.Call("perfetto", ("matmul_add", "small_cold"), kwargs, "perfetto(...)")
+    ds = hook.DeviceSet.load("cpu")
+    with pytest.raises(hook.PlaceholderError, match=r"exactly one of focus= .* and whole="):
+        renderer._perfetto(call, ds, _perfetto_files(ds, "matmul_add", "small_cold"))
+
+
+_WIDGET = re.compile(r'<div class="pg-perfetto" (?P<attrs>[^>]*)>(?P<body>.*?)\n</div>', re.S)
+_ATTR = re.compile(r'([a-z-]+)="([^"]*)"')
+
+
+def _buttons(edition: Path) -> list[tuple[str, dict[str, str], str]]:
+    """Every "Open in Perfetto" widget of a built edition: (page, attributes, inner HTML)."""
+    found = []
+    for page in sorted(edition.rglob("index.html")):
+        rel = page.parent.relative_to(edition).as_posix()
+        if rel == "ja" or rel.startswith("ja/"):
+            continue  # the Japanese edition is read as an edition of its own
+        for m in _WIDGET.finditer(page.read_text(encoding="utf-8")):
+            attrs = {k: html.unescape(v) for k, v in _ATTR.findall(m["attrs"])}
+            found.append((rel, attrs, m["body"]))
+    return found
+
+
+def _edition_buttons(site: Path) -> dict[str, list[tuple[str, dict[str, str], str]]]:
+    editions = {"en": _buttons(site), "ja": _buttons(site / "ja")}
+    for lang, buttons in editions.items():
+        assert buttons, f"no Perfetto button in the {lang} edition"
+    return editions
+
+
+def test_every_button_opens_on_a_window_or_its_page_says_why(site: Path) -> None:
+    """Every button of both editions names the window its text discusses, or carries the page's
+    reason for the whole trace; the two editions open the same traces on the same windows."""
+    opened: dict[str, list[tuple[str, str, str, str]]] = {}
+    for lang, buttons in _edition_buttons(site).items():
+        for page, attrs, body in buttons:
+            window = [attrs.get(k) for k in ("data-vis-start", "data-vis-end")]
+            seconds = [attrs.get(k) for k in ("data-time-start", "data-time-end")]
+            reason = re.search(r'class="pg-perfetto__note pg-perfetto__whole">([^<]+)</p>', body)
+            where = f"{lang} {page} {attrs['data-trace-src']}"
+            if reason is None:
+                assert all(window) and all(seconds), f"{where}: no window and no reason"
+                assert int(window[0]) < int(window[1]), f"{where}: empty window {window}"
+                assert float(seconds[0]) < float(seconds[1]), f"{where}: empty window {seconds}"
+            else:
+                assert not any(window) and not any(seconds), f"{where}: a window and a reason"
+                assert len(reason[1]) > 40, f"{where}: no reason given: {reason[1]!r}"
+            trace = attrs["data-trace-src"].rsplit("artifacts/", 1)[1]
+            opened.setdefault(lang, []).append((page, trace, *map(str, window)))
+    assert opened["en"] == opened["ja"]
+
+
+_DROP_NOTE = re.compile(r'<p class="pg-perfetto__note pg-perfetto__drops"([^>]*)>(.*?)</p>')
+
+
+def _trace_values(src: str) -> dict:
+    """The values.json beside the trace a button opens (its own derive's record)."""
+    device, step, variant, _ = src.rsplit("artifacts/", 1)[1].split("/")
+    return json.loads((ARTIFACTS / device / step / variant / "values.json").read_text())
+
+
+def test_drop_notes_stand_exactly_where_the_trace_has_drops(site: Path) -> None:
+    """A button whose trace the UI opens with an import-error badge says so with that trace's own
+    counts (trace_import.sql); no other button carries the note."""
+    noted = 0
+    for lang, buttons in _edition_buttons(site).items():
+        for page, attrs, body in buttons:
+            record = _trace_values(attrs["data-trace-src"])["trace_import"]
+            note = re.search(
+                r'<p class="pg-perfetto__note pg-perfetto__drops"([^>]*)>(.*?)</p>', body
+            )
+            where = f"{lang} {page} {attrs['data-trace-src']}"
+            if record["import_problems"] == 0:
+                assert note is None, f"{where}: a drop note on a trace without drops"
+                continue
+            assert note is not None, f"{where}: the trace has drops, the button no note"
+            noted += 1
+            assert f'data-import-problems="{record["import_problems"]}"' in note[1], where
+            dropped = record["overlapping_slices_dropped"]
+            assert f'data-dropped-slices="{dropped}"' in note[1], where
+            kernels = record["kernels_dropped"]
+            assert f'data-dropped-kernels="{kernels}"' in note[1], where
+            text = html.unescape(re.sub(r"<[^>]+>", "", note[2]))
+            n, k = format_value(dropped, "count"), format_value(kernels, "count")
+            # What is missing, in the trace's own counts: all kernels, or how many of them are.
+            said = {
+                "en": f" {n} GPU kernels " if kernels == dropped else f" {n} slices ({k} of them",
+                "ja": f"{n} 個の GPU カーネル"
+                if kernels == dropped
+                else f"うち GPU カーネルは {k} 個",
+            }[lang]
+            assert said in text, (where, text)
+            link = re.search(r'href="([^"]+)"', note[2])
+            # To the page that explains the drops (its own section when the note is on it).
+            assert link, (where, note[2])
+            path, _, anchor = link[1].partition("#")
+            target = posixpath.normpath(posixpath.join(page, path)) + "/#" + anchor
+            assert target == hook.IMPORTER_DROPS_EXPLAINED, (where, link[1])
+    assert noted, "no button opens a trace with drops: the note is untested"
 
 
 def test_every_table_shows_the_sql_behind_it(site: Path) -> None:
@@ -666,3 +785,48 @@ def test_every_notebook_download_is_published(site: Path) -> None:
     renderer = hook.Renderer({}, "x/", {"extra": {}})
     with pytest.raises(hook.PlaceholderError, match=r"no notebook 'nope\.ipynb'"):
         renderer.render(hook.Call("notebook", ("nope.ipynb",), {}, ""))
+
+
+# -- figures: the alt text says what a figure shows, the caption what to notice ------------------
+
+_FIGURE = re.compile(r'<figure class="pg-(?:figure|shot)">(.*?)</figure>', re.S)
+
+
+def _figures(edition: Path) -> list[tuple[str, str, str]]:
+    """(page, alt text, caption) of every figure and screenshot of a built edition."""
+    found = []
+    for page in sorted(edition.rglob("index.html")):
+        rel = page.parent.relative_to(edition).as_posix()
+        if edition.name != "ja" and (rel == "ja" or rel.startswith("ja/")):
+            continue
+        for figure in _FIGURE.findall(page.read_text(encoding="utf-8")):
+            alt = re.search(r'<img [^>]*alt="([^"]*)"', figure)
+            caption = re.search(r'<figcaption>(.*?)<span class="pg-source"', figure, re.S)
+            assert alt and caption, f"{rel}: a figure without alt text or caption"
+            found.append((rel, html.unescape(alt[1]).strip(), html.unescape(caption[1]).strip()))
+    return found
+
+
+def test_every_figure_alt_differs_from_its_caption(site: Path) -> None:
+    """A screen reader reads the alt text and the caption: neither may repeat the other, in
+    either edition."""
+    editions = {"en": _figures(site), "ja": _figures(site / "ja")}
+    assert editions["en"] and len(editions["en"]) == len(editions["ja"]), {
+        lang: len(figures) for lang, figures in editions.items()
+    }
+    for lang, figures in editions.items():
+        for page, alt, caption in figures:
+            assert alt and caption, f"{lang} {page}: empty alt text or caption"
+            assert alt not in caption and caption not in alt, f"{lang} {page}: {caption!r}"
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"alt": "bars"}, {"alt": "bars", "caption": "bars"}, {"caption": "notice"}],
+    ids=["no caption", "caption repeats alt", "no alt"],
+)
+def test_a_figure_needs_an_alt_and_a_different_caption(kwargs: dict) -> None:
+    call = hook.Call("figure", ("matmul_add", "small_cold", "timeline"), kwargs, "figure(...)")
+    renderer = hook.Renderer(hook._load_sets(), "part-1/x/", {"extra": {}, "site_url": ""})
+    with pytest.raises(hook.PlaceholderError, match=r"needs alt=|caption repeats the alt"):
+        renderer.render(call)

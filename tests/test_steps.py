@@ -6,7 +6,13 @@ import pytest
 
 from generators.figures import short_kernel_name
 from generators.queries import QUERIES_DIR, load_query
-from generators.steps import STEPS, UnknownStepError, get_step, select_steps
+from generators.steps import (
+    EVERY_TRACE_QUERIES,
+    STEPS,
+    UnknownStepError,
+    get_step,
+    select_steps,
+)
 
 REPO = QUERIES_DIR.parents[1]
 
@@ -31,7 +37,7 @@ def test_step_sources_exist(step) -> None:
 
 def test_every_query_file_is_valid_and_used() -> None:
     used = {q for s in STEPS for q in (*s.queries, *(f.data for f in s.figures))}
-    used |= {q for s in STEPS for v in s.variants for q in (*(v.queries or ()), *v.cuda_queries)}
+    used |= {q for s in STEPS for v in s.variants for q in s.queries_for(v.name, "cuda")}
     for path in QUERIES_DIR.glob("*.sql"):
         load_query(path.stem)
         assert path.stem in used, f"{path.name} is not used by any step"
@@ -61,3 +67,13 @@ def test_short_kernel_name_drops_templates() -> None:
         "at::detail::Array<char*, 3>)"
     )
     assert short_kernel_name(name, limit=80) == "at::native::vectorized_elementwise_kernel<…>"
+
+
+def test_every_variant_runs_the_every_trace_queries() -> None:
+    """What the importer dropped is derived from every trace, whatever its step: the page warns
+    beside each button that opens a trace with drops."""
+    assert "trace_import" in EVERY_TRACE_QUERIES
+    for step in STEPS:
+        for variant in step.variants:
+            for device in ("cuda", "cpu"):
+                assert set(EVERY_TRACE_QUERIES) <= set(step.queries_for(variant.name, device))

@@ -4,12 +4,12 @@ Placeholders, each alone on a line except ``value`` (which is inline)::
 
     {{ table("matmul_add", "small_cold", "ops") }}               Markdown table + CSV link
     {{ value("matmul_add", "small_cold", "step_summary.steps") }}  one formatted number
-    {{ figure("matmul_add", "small_cold", "timeline", alt="...") }}
+    {{ figure("matmul_add", "small_cold", "timeline", alt="...", caption="...") }}
     {{ profiler_table("matmul_add", "small_cold") }}              key_averages() text
-    {{ perfetto("matmul_add", "small_cold", focus="step_summary.first_step") }}
+    {{ perfetto("matmul_add", "small_cold", focus="step_summary.first_step") }}  (or whole="why")
     {{ command("mlp", "eager") }}                                 the capture's command line
     {{ setting("mlp", "eager", "hidden") }}                      one setting it ran with (inline)
-    {{ screenshot("kernel-selected", alt="...") }}                the Perfetto UI, with callouts
+    {{ screenshot("kernel-selected", alt="...", caption="...") }}   the Perfetto UI, with callouts
     {{ notebook("part-1-first-trace.ipynb") }}                   a download link for a notebook
 
 ``command`` and ``setting`` read the capture record in the set's ``MANIFEST.json``
@@ -81,6 +81,10 @@ IN_SHORT_BOX = re.compile(r'\s*\n!!! abstract "[^"\n]*"\n(?:[ \t]*\n|    .*\n)*'
 PERFETTO_UI_PAGE = "perfetto-ui"
 #: The page that teaches writing one's own PerfettoSQL (docs/write-your-own-query.md).
 OWN_QUERY_PAGE = "write-your-own-query"
+#: The "Open in Perfetto" buttons' ids on a page: the prefix, then 1, 2, ... in page order.
+PERFETTO_BUTTON_ID = "pg-perfetto-"
+#: Where the guide explains why Perfetto's importer drops slices of a trace (a site path).
+IMPORTER_DROPS_EXPLAINED = "part-4/02-decode-step/#why-decode-on-a-gpu-is-overhead-bound-at-batch-1"
 # The output folder in a recorded command line (the capture chose its own).
 FOLDER = "<folder>"
 # A command block wraps before this many characters, between one option and the next.
@@ -184,6 +188,21 @@ class DeviceSet:
         return path
 
 
+def alt_and_caption(call: Call) -> tuple[str, str]:
+    """A figure's alt text and caption, HTML-escaped: the alt says what the figure shows, the
+    caption what to notice. A screen reader reads both, so they must differ."""
+    alt = str(call.kwargs.get("alt") or "").strip()
+    caption = str(call.kwargs.get("caption") or "").strip()
+    if not alt or not caption:
+        raise PlaceholderError(
+            f'{call.func}() needs alt="..." (what the figure shows: its lanes, bars, marks) and '
+            'caption="..." (what to notice in it)'
+        )
+    if alt == caption:
+        raise PlaceholderError(f"{call.func}(): the caption repeats the alt text: {call.text}")
+    return html.escape(alt), html.escape(caption)
+
+
 def files_for(call: Call) -> list[str]:
     """The artifact file names (inside the variant folder) a placeholder reads."""
     if call.func == "table":
@@ -195,7 +214,8 @@ def files_for(call: Call) -> list[str]:
     if call.func == "profiler_table":
         return ["key_averages.txt"]
     if call.func == "perfetto":
-        return ["trace.json.gz", *(["values.json"] if call.kwargs.get("focus") else [])]
+        # values.json: the focus window and what the importer dropped (trace_import.sql).
+        return ["trace.json.gz", "values.json"]
     if call.func in ("command", "setting"):
         return []  # the capture record in the manifest itself
     raise PlaceholderError(call.text)
@@ -210,6 +230,8 @@ class PageState:
     shown_objects: set[str] = field(default_factory=set)
     # Whether a SQL block on this page already said what such a block is and how to run it.
     explained_sql_block: bool = False
+    # "Open in Perfetto" buttons rendered so far: each gets an id a skip link can lead to.
+    perfetto_buttons: int = 0
 
 
 class Renderer:
@@ -474,23 +496,20 @@ class Renderer:
         return f'<span class="pg-value" title="{title}">{html.escape(text)}</span>'
 
     def _figure(self, call: Call, ds: DeviceSet, paths: list[Path]) -> str:
-        alt = call.kwargs.get("alt")
-        if not alt:
-            raise PlaceholderError('figure() needs alt="..." describing what the figure shows')
+        alt, caption = alt_and_caption(call)
         svg, data = paths
         base = f"{call.step}/{call.variant}"
         # The figure drawn with this edition's labels (tests require one per language).
         translated = figure_file(svg.name, self.lang)
         if f"{base}/{translated}" in ds.manifest["files"]:
             svg = ds.file(call.step, call.variant, translated)
-        caption = html.escape(str(call.kwargs.get("caption", alt)))
         src = html.escape(self.url(ds.device, f"{base}/{svg.name}"))
         # The image links to itself: on a narrow screen a tap opens the SVG at full size.
         return (
             '\n<figure class="pg-figure">\n'
             f'<a class="pg-figure__full" href="{src}" '
             f'title="{self.t("Open the figure full size", "図を原寸で開く")}">'
-            f'<img src="{src}" alt="{html.escape(str(alt))}"></a>\n'
+            f'<img src="{src}" alt="{alt}"></a>\n'
             f'<figcaption>{caption} <span class="pg-source">{DEVICE_LABEL[ds.device]} · '
             f'<a href="{html.escape(self.url(ds.device, f"{base}/{data.name}"))}">'
             f"{self.t('data (CSV)', 'データ (CSV)')}</a>"
@@ -519,9 +538,8 @@ class Renderer:
     def _screenshot(self, call: Call) -> str:
         """A screenshot of the Perfetto UI with its numbered callouts drawn over it: the
         numbers are HTML (sharp at any size), the arrows an SVG scaled with the picture."""
-        name, alt = str(call.args[0]), call.kwargs.get("alt")
-        if not alt:
-            raise PlaceholderError('screenshot() needs alt="..." describing what it shows')
+        name = str(call.args[0])
+        alt, caption = alt_and_caption(call)
         shot = load_shots().get(name)
         if shot is None:
             raise PlaceholderError(
@@ -541,13 +559,12 @@ class Renderer:
                 f'<span class="pg-shot__callout" style="left:{100 * lx / width:.2f}%;'
                 f'top:{100 * ly / height:.2f}%">{n}</span>'
             )
-        caption = html.escape(str(call.kwargs.get("caption", alt)))
         full_size = self.t("Open the screenshot full size", "スクリーンショットを原寸で開く")
         return (
             '\n<figure class="pg-shot">\n<div class="pg-shot__scroll">'
             f'<div class="pg-shot__frame" style="aspect-ratio:{width}/{height}">'
             f'<a href="{src}" title="{full_size}">'
-            f'<img src="{src}" alt="{html.escape(str(alt))}" width="{width}" height="{height}" '
+            f'<img src="{src}" alt="{alt}" width="{width}" height="{height}" '
             'loading="lazy"></a>'
             f'<svg class="pg-shot__arrows" viewBox="0 0 {width} {height}" aria-hidden="true">'
             '<defs><marker id="pg-arrow" viewBox="0 0 10 10" refX="9" refY="5" '
@@ -580,9 +597,18 @@ class Renderer:
         }
         start = end = None
         focus = call.kwargs.get("focus")
+        whole = str(call.kwargs.get("whole") or "").strip()
+        if bool(focus) == bool(whole):
+            # Every button opens on the moment its text discusses, or the page says why the
+            # whole trace is the point.
+            raise PlaceholderError(
+                f"{call.text}: give exactly one of focus= (the window the text discusses) "
+                "and whole= (why the whole trace is the point)"
+            )
+        values_of_trace = json.loads(paths[1].read_text())
         if focus:
             query, _, prefix = str(focus).partition(".")
-            values = json.loads(paths[1].read_text()).get(query, {})
+            values = values_of_trace.get(query, {})
             try:
                 start, end = values[f"{prefix}_start_s"], values[f"{prefix}_end_s"]
             except KeyError as exc:
@@ -609,9 +635,10 @@ class Renderer:
                 'rel="noopener">'
                 f"{self.t('open by URL', 'URL で開く')}</a>"
             )
+        size = format_value(paths[0].stat().st_size, "trace_bytes")
+        attrs["data-trace-size"] = size  # the status line says how much the UI has to load
         rendered = " ".join(f'{k}="{html.escape(str(v))}"' for k, v in attrs.items())
         label = call.kwargs.get("label", self.t("Open in Perfetto", "Perfetto で開く"))
-        size = format_value(paths[0].stat().st_size, "trace_bytes")
         download = (
             f'\n  <a class="pg-perfetto__download" href="{html.escape(attrs["data-trace-src"])}" '
             f'download="{html.escape(attrs["data-file-name"])}">'
@@ -625,12 +652,94 @@ class Renderer:
                 f'\n  <a class="pg-perfetto__help" href="{html.escape(target)}">'
                 f"{self.t('new to Perfetto?', 'Perfetto は初めてですか？')}</a>"
             )
+        notes = []
+        if whole:
+            reason = html.escape(whole.rstrip("。."))
+            text = self.t(
+                f"Opens on the whole trace: {reason}.", f"トレース全体を表示します。{reason}。"
+            )
+            notes.append(f'  <p class="pg-perfetto__note pg-perfetto__whole">{text}</p>\n')
+        notes.append(self.importer_drops_note(call, ds, values_of_trace))
+        self.state.perfetto_buttons += 1
+        button_id = f"{PERFETTO_BUTTON_ID}{self.state.perfetto_buttons}"
         return (
             f'\n<div class="pg-perfetto" {rendered}>\n'
-            '  <button type="button" class="md-button md-button--primary pg-perfetto__open">'
+            f'  <button type="button" id="{button_id}" '
+            'class="md-button md-button--primary pg-perfetto__open">'
             f"{html.escape(str(label))}</button>{link}{download}{help_link}\n"
+            f"{''.join(notes)}"
             '  <p class="pg-perfetto__status" role="status" hidden></p>\n</div>\n'
         )
+
+    def importer_drops_note(self, call: Call, ds: DeviceSet, values: dict) -> str:
+        """A warning beside a button whose trace the Perfetto UI opens with an import-error badge.
+
+        The counts are the trace's own (``trace_import.sql``, run on every trace by derive).
+        """
+        record = values.get("trace_import")
+        if record is None:
+            raise PlaceholderError(
+                f"artifacts/{ds.device}/{call.step}/{call.variant}/values.json has no "
+                "trace_import record: run `make derive`"
+            )
+        problems = int(record["import_problems"])
+        if problems == 0:
+            return ""
+        overlapping = int(record["overlapping_slices_dropped"])
+        kernels = int(record["kernels_dropped"])
+        others = problems - overlapping
+        target = html.escape(posixpath.relpath(IMPORTER_DROPS_EXPLAINED, self.page_dir or "."))
+        why = self.t("why a trace has them", "こうしたイベントができる理由")
+        parts = []
+        if overlapping:
+            n, k = format_value(overlapping, "count"), format_value(kernels, "count")
+            what = (
+                self.t(f"{n} GPU kernels", f"{n} 個の GPU カーネル")
+                if kernels == overlapping
+                else self.t(
+                    f"{n} slices ({k} of them GPU kernels)",
+                    f"{n} 個のスライス（うち GPU カーネルは {k} 個）",
+                )
+            )
+            parts.append(
+                self.t(
+                    f"Its importer drops {what} that overlap another slice on their track "
+                    "without nesting in it: they are in the trace file, not on the timeline "
+                    f'(<a href="{target}">{why}</a>).',
+                    f"読み込み時に、同じトラック上のほかのスライスと入れ子にならずに重なる "
+                    f"{what}を捨てます。トレースファイルにはありますが、タイムラインには表示"
+                    f'されません（<a href="{target}">{why}</a>）。',
+                )
+            )
+        if others:
+            n = format_value(others, "count")
+            parts.append(
+                self.t(
+                    f"It also counts {n} other import problems, listed under the badge.",
+                    f"ほかにも読み込みの問題を {n} 件数えます（バッジの中に一覧があります）。",
+                )
+            )
+        lead = self.t(
+            "Perfetto opens this trace with a red import-error badge. ",
+            "Perfetto はこのトレースを赤い読み込みエラーのバッジ付きで開きます。",
+        )
+        body = self.t(" ".join(parts), "".join(parts))
+        return (
+            f'  <p class="pg-perfetto__note pg-perfetto__drops" data-import-problems="{problems}" '
+            f'data-dropped-slices="{overlapping}" data-dropped-kernels="{kernels}">'
+            f"{lead}{body}</p>\n"
+        )
+
+    def perfetto_skip_link(self) -> str:
+        """A skip link, shown only when focused, to the page's first "Open in Perfetto" button
+        (none on a page without one): a keyboard reader reaches it in a few key presses."""
+        if not self.state.perfetto_buttons:
+            return ""
+        text = self.t(
+            "Skip to the first \u201cOpen in Perfetto\u201d button",
+            "最初の「Perfetto で開く」ボタンへ移動",
+        )
+        return f'<a class="md-skip pg-perfetto-skip" href="#{PERFETTO_BUTTON_ID}1">{text}</a>'
 
     # -- provenance ---------------------------------------------------------------------------
     def provenance(self) -> str:
@@ -926,6 +1035,11 @@ def on_page_markdown(markdown: str, page, config, files) -> str:  # type: ignore
     heading = re.search(r"^# .*$", body, re.M)
     if heading:
         at = heading.end()
+        skip = renderer.perfetto_skip_link()
+        if skip:
+            # Right after the title: from Material's "Skip to content", the next Tab.
+            body = f"{body[:at]}\n\n{skip}\n{body[at:]}"
+            at += len(skip) + 3
         opening = IN_SHORT_BOX.match(body, at)
         if opening:
             at = opening.end()

@@ -143,9 +143,12 @@
   function commands(plan, devices, root, withTracks) {
     var list = [{ id: "dev.perfetto.RunQuery", args: [deviceTableSql(devices) + "\n" + plan.definitions] }];
     if (withTracks) {
-      list.push({
-        id: "dev.perfetto.AddDebugSliceTrackWithPivot",
-        args: [plan.evidence, "finding", t("The doctor", "doctor（トレース診断）")]
+      // One command per detector, the track named by its short id (generators/doctor/browser.py).
+      plan.evidence.forEach(function (detector) {
+        list.push({
+          id: "dev.perfetto.AddDebugSliceTrackWithPivot",
+          args: [detector.sql, "finding", detector.id]
+        });
       });
     }
     list.push({ id: "dev.perfetto.RunQueryAndShowTab", args: [plan.summary.split(ROOT_TOKEN).join(root)] });

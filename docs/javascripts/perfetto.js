@@ -6,9 +6,12 @@
  *   <div class="pg-perfetto" data-trace-src="..." data-title="..." data-file-name="..."
  *        data-perfetto-origin="https://ui.perfetto.dev"
  *        data-time-start="..." data-time-end="..."             (focus window in seconds,
- *        data-vis-start="..." data-vis-end="...">               and in trace ns; optional)
+ *        data-vis-start="..." data-vis-end="..."                and in trace ns; optional)
+ *        data-trace-size="9.15 MB">                              (the file's size, for the status)
  *     <button type="button" class="pg-perfetto__open">Open in Perfetto</button>
  *     <a class="pg-perfetto__link" ...>open by URL</a>          (optional)
+ *     <p class="pg-perfetto__note ...">...</p>                  (optional: the whole trace's
+ *                                                               reason, the importer's drops)
  *     <p class="pg-perfetto__status" role="status" hidden></p>
  *   </div>
  *
@@ -152,6 +155,7 @@
     return {
       traceUrl: traceUrl.href,
       fileName: fileName,
+      size: widget.getAttribute("data-trace-size") || "",
       title: widget.getAttribute("data-title") || fileName,
       origin: originUrl.origin,
       focus: focus,
@@ -360,11 +364,24 @@
     sessions.set(widget, session);
 
     var ready = false;
-    setStatus(widget, "fetching", t("Fetching " + config.fileName + "…", config.fileName + " を取得しています…"));
+    var sized = config.size ? " (" + config.size + ")" : "";
+    var sizedJa = config.size ? "（" + config.size + "）" : "";
+    setStatus(widget, "fetching", t("Fetching " + config.fileName + sized + "…",
+      config.fileName + sizedJa + " を取得しています…"));
 
     var traceLoaded = fetchTrace(config).then(function (buffer) {
       if (!session.cancelled && !ready) {
-        setStatus(widget, "waiting", t("Waiting for the Perfetto UI to start…", "Perfetto UI の起動を待っています…"));
+        setStatus(widget, "waiting", [
+          t("Waiting for the Perfetto UI to start in the new window; it then loads the trace" +
+              sized + ", which can take tens of seconds for a large one. No new window? Your " +
+              "browser may have blocked it: allow pop-ups for this site, then ",
+            "新しいウィンドウで Perfetto UI が起動するのを待っています。起動後にトレース" + sizedJa +
+              "を読み込みます。大きなトレースでは数十秒かかることがあります。新しいウィンドウが" +
+              "開かない場合は、ブラウザがブロックしたのかもしれません。このサイトのポップアップを" +
+              "許可してから "),
+          retryButton(t("open Perfetto again", "Perfetto をもう一度開く")),
+          t(".", "。"),
+        ]);
       }
       return buffer;
     });
@@ -382,8 +399,10 @@
         setStatus(
           widget,
           "loaded",
-          t("Opened \u201c" + config.title + "\u201d in the Perfetto window.",
-            "\u300c" + config.title + "\u300d を Perfetto のウィンドウで開きました。")
+          t("Sent \u201c" + config.title + "\u201d" + sized + " to the Perfetto window. It " +
+              "appears there once the UI has loaded it: a large trace can take tens of seconds.",
+            "\u300c" + config.title + "\u300d" + sizedJa + " を Perfetto のウィンドウに送りました。" +
+              "UI が読み込み終えると表示されます。大きなトレースでは数十秒かかることがあります。")
         );
       },
       function (err) {
@@ -405,9 +424,30 @@
     );
   }
 
+  /**
+   * The page's skip link to its first button (emitted by the build after the title): following
+   * a fragment only moves where the next Tab starts, so the button itself takes the focus.
+   */
+  function skipToButton(link) {
+    var button = document.getElementById((link.getAttribute("href") || "").replace(/^#/, ""));
+    if (!button) {
+      return false;
+    }
+    button.scrollIntoView({ block: "center" });
+    button.focus();
+    return true;
+  }
+
   document.addEventListener("click", function (event) {
     var target = event.target;
     if (!(target instanceof Element)) {
+      return;
+    }
+    var skip = target.closest(".pg-perfetto-skip");
+    if (skip) {
+      if (skipToButton(skip)) {
+        event.preventDefault();
+      }
       return;
     }
     var trigger = target.closest(".pg-perfetto__open, .pg-perfetto__retry");

@@ -9,11 +9,11 @@ page (``docs/javascripts/doctor-browser.js``) adds the one table that comes from
 itself (``guide_trace_device``, from its ``deviceProperties``) and builds the commands:
 
 1. ``dev.perfetto.RunQuery``: the module definitions;
-2. ``dev.perfetto.AddDebugSliceTrackWithPivot``: every detector's evidence in one query, pivoted
-   on the finding, so each detector that found something gets a pinned track named after it
-   (and a detector that found nothing, none);
-3. ``dev.perfetto.RunQueryAndShowTab``: one row per finding with its evidence count, time and
-   the guide's page on it;
+2. ``dev.perfetto.AddDebugSliceTrackWithPivot``, once per detector: its evidence pivoted on the
+   finding, so each detector that found something gets a pinned track named
+   "<detector id>: finding = <title>" (and a detector that found nothing, none);
+3. ``dev.perfetto.RunQueryAndShowTab``: one row per finding with its evidence count, cost in
+   milliseconds and the guide's page on it;
 4. ``dev.perfetto.ExpandTracksByRegex``: every track group open.
 """
 
@@ -59,19 +59,24 @@ def _sql_text(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def evidence_query(detectors: list[Detector], lang: str = "en") -> str:
-    """Every detector's evidence rows in one query: ts, dur, name (the row's `what`) and
-    finding (the detector's title, the pivot: one track per detector that found something)."""
-    parts = [
-        f"SELECT ts, dur, what AS name, {_sql_text(d.text('title', lang))} AS finding, "
-        f"{_sql_text(d.id)} AS detector FROM (\n{_without_includes(d.sql())}\n)"
+def evidence_queries(detectors: list[Detector], lang: str = "en") -> list[dict[str, str]]:
+    """Each detector's evidence rows as its own query: ts, dur, name (the row's `what`) and
+    finding (the detector's title, the pivot).
+
+    One track command per detector, named by the detector's short id: the UI names a pivoted
+    track "<name>: finding = <title>" and cuts the middle out of a long one, so the id goes
+    first, where it stays readable. A detector that found nothing has no pivot value, so no
+    track.
+    """
+    return [
+        {
+            "id": d.id,
+            "sql": f"SELECT ts, MAX(dur, 0) AS dur, what AS name, "
+            f"{_sql_text(d.text('title', lang))} AS finding FROM (\n"
+            f"{_without_includes(d.sql())}\n) WHERE ts IS NOT NULL",
+        }
         for d in detectors
     ]
-    return (
-        "SELECT ts, MAX(dur, 0) AS dur, name, finding, detector FROM (\n"
-        + "\nUNION ALL\n".join(parts)
-        + "\n) WHERE ts IS NOT NULL"
-    )
 
 
 def summary_query(detectors: list[Detector], guide_base: str, lang: str = "en") -> str:
@@ -85,8 +90,10 @@ def summary_query(detectors: list[Detector], guide_base: str, lang: str = "en") 
         f"FROM (\n{_without_includes(d.sql())}\n) HAVING COUNT(*) > 0"
         for d in detectors
     ]
+    # The cost in milliseconds with its unit, as a reader compares costs; sorted by the number.
     return (
-        "SELECT * FROM (\n"
+        "SELECT detector, severity, finding, evidence_rows, "
+        "printf('%.2f ms', cost_ns / 1e6) AS cost, guide FROM (\n"
         + "\nUNION ALL\n".join(parts)
         + "\n) ORDER BY severity = 'info', cost_ns DESC"
     )
@@ -139,7 +146,7 @@ def browser_plan(
     return {
         "modules": modules,
         "definitions": definitions,
-        "evidence": evidence_query(detectors, lang),
+        "evidence": evidence_queries(detectors, lang),
         "summary": summary_query(detectors, guide_base, lang),
         "detectors": [
             {"id": d.id, "title": d.text("title", lang), "severity": d.severity} for d in detectors

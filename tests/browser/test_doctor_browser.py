@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import shutil
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -41,6 +42,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = REPO_ROOT / "docs" / "javascripts" / "doctor-browser.js"
 HOSTILE = REPO_ROOT / "tests" / "data" / "doctor-traces" / "hostile-names.json"
 TITLES_JS = "els => els.map(e => e.textContent.trim())"
+RESULTS = REPO_ROOT / "test-results"
 
 
 def _hook():
@@ -51,22 +53,40 @@ def _hook():
     return module
 
 
-@pytest.fixture(scope="module")
-def harness(
-    tmp_path_factory: pytest.TempPathFactory, static_server: StaticServer, perfetto_ui: str
-):
-    folder = tmp_path_factory.mktemp("doctor-browser") / "check-in-browser"
+def _harness_page(
+    tmp_path_factory: pytest.TempPathFactory,
+    static_server: StaticServer,
+    perfetto_ui: str,
+    lang: str,
+) -> str:
+    """The widget as the edition in ``lang`` renders it, served beside the script."""
+    folder = tmp_path_factory.mktemp(f"doctor-browser-{lang}") / "check-in-browser"
     folder.mkdir()
     widget = _hook().render_browser(
-        "check-in-browser/", {"extra": {"perfetto_origin": perfetto_ui}}
+        "check-in-browser/",
+        {"extra": {"perfetto_origin": perfetto_ui}, "theme": {"language": lang}},
     )
     (folder / "index.html").write_text(
-        f"<!doctype html><html><body>{widget}"
+        f"<!doctype html><html lang='{lang}'><body>{widget}"
         "<script src='doctor-browser.js'></script></body></html>",
         encoding="utf-8",
     )
     shutil.copyfile(SCRIPT, folder / SCRIPT.name)
     return static_server(folder.parent) + "/check-in-browser/"
+
+
+@pytest.fixture(scope="module")
+def harness(
+    tmp_path_factory: pytest.TempPathFactory, static_server: StaticServer, perfetto_ui: str
+) -> str:
+    return _harness_page(tmp_path_factory, static_server, perfetto_ui, "en")
+
+
+@pytest.fixture(scope="module")
+def harness_ja(
+    tmp_path_factory: pytest.TempPathFactory, static_server: StaticServer, perfetto_ui: str
+) -> str:
+    return _harness_page(tmp_path_factory, static_server, perfetto_ui, "ja")
 
 
 @pytest.fixture
@@ -88,47 +108,66 @@ def _check(context: BrowserContext, harness: str, console: ConsoleErrors, trace:
     return ui
 
 
-def _doctor_findings(trace: Path) -> dict[str, int]:
+@dataclass(frozen=True)
+class Found:
+    """What the command-line doctor finds for one detector, in one edition's words."""
+
+    detector: str
+    title: str
+    rows: int
+    cost: str  # milliseconds with the unit, as the summary tab shows it
+
+
+def _doctor_found(trace: Path, lang: str = "en") -> list[Found]:
     with open_trace(trace) as tp:
         report = examine(tp, trace, load_detectors())
-    return {f.detector.title: len(f.rows) for f in report.findings}
+    return [
+        Found(
+            f.detector.id,
+            f.detector.text("title", lang),
+            len(f.rows),
+            f"{f.cost_ns / 1e6:.2f} ms",
+        )
+        for f in report.findings
+    ]
+
+
+def _doctor_findings(trace: Path) -> dict[str, int]:
+    return {f.title: f.rows for f in _doctor_found(trace)}
 
 
 def _summary_rows(ui: Page, expected: int) -> list[list[str]]:
-    """The summary tab's rows (detector, severity, finding, evidence rows, ...)."""
+    """The summary tab's rows (detector, severity, finding, evidence rows, cost, guide)."""
     ui.wait_for_function(
         "n => document.body.innerText.includes('Query result (' + n + ' rows)')",
         arg=expected,
         timeout=STEP_TIMEOUT_MS,
     )
     text = ui.inner_text("body")
-    header = "detector\n\t\nseverity\n\t\nfinding\n\t\nevidence_rows\n\t\ncost_ns\n\t\nguide\n"
+    header = "detector\n\t\nseverity\n\t\nfinding\n\t\nevidence_rows\n\t\ncost\n\t\nguide\n"
     assert header in text, "the summary tab's columns are missing"
     table = text.rsplit(header, 1)[1]
     rows = [r.split("\n\t\n") for r in table.strip("\n").split("\n\n\n")]
     return [[cell.strip() for cell in r] for r in rows if len(r) == 6][:expected]
 
 
-def test_findings_become_tracks_and_a_summary(
-    context: BrowserContext, harness: str, console_errors: ConsoleErrors
-) -> None:
-    expected = _doctor_findings(H100_BERT)
-    assert expected, "the reference trace should give the doctor something to find"
-    ui = _check(context, harness, console_errors, H100_BERT)
+def _doctor_track_titles(ui: Page, expected: int) -> list[str]:
+    """The titles of the doctor's tracks, once the UI has drawn ``expected`` of them."""
     deadline = time.monotonic() + STEP_TIMEOUT_MS / 1000
     titles: list[str] = []
     while time.monotonic() < deadline:
         titles = ui.eval_on_selector_all(".pf-track__title", TITLES_JS)
-        if sum("The doctor" in t for t in titles) >= len(expected):
+        if sum(": finding = " in t for t in titles) >= expected:
             break
         time.sleep(0.2)
-    doctor_tracks = [t for t in titles if "The doctor" in t]
-    for title in expected:
-        assert any(title in t for t in doctor_tracks), (title, doctor_tracks)
-    assert len(doctor_tracks) == len(expected), doctor_tracks  # none for silent detectors
-    # Each track holds the same evidence the command line counts. The UI keeps a debug track's
-    # rows in a table of its own (this UI build: __debug_track_N, the pivot value per row).
-    counts = ui.evaluate(
+    # The UI may join a title's last words with a no-break space.
+    return [t.replace("\xa0", " ") for t in titles if ": finding = " in t]
+
+
+def _pivot_counts(ui: Page) -> dict[str, int]:
+    """Rows per finding in the UI's debug tracks (this UI build keeps a debug track's rows in a
+    table of its own, __debug_track_N, the pivot value per row)."""
+    return ui.evaluate(
         """async () => {
           const engine = window.app.trace.engine;
           const tables = await engine.query(
@@ -144,10 +183,39 @@ def test_findings_become_tracks_and_a_summary(
           return out;
         }"""
     )
-    assert counts == expected
-    summary = _summary_rows(ui, len(expected))
-    assert {row[2]: int(row[3]) for row in summary} == expected
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_findings_become_tracks_and_a_summary(
+    context: BrowserContext,
+    harness: str,
+    harness_ja: str,
+    console_errors: ConsoleErrors,
+    lang: str,
+) -> None:
+    found = _doctor_found(H100_BERT, lang)
+    assert found, "the reference trace should give the doctor something to find"
+    ui = _check(context, harness if lang == "en" else harness_ja, console_errors, H100_BERT)
+    doctor_tracks = _doctor_track_titles(ui, len(found))
+    # Each track is named finding-first: the short id leads, where the UI's shortening of a long
+    # name (it cuts the middle) leaves it readable.
+    # (A title element's text may hold its name twice: the name and its tooltip's copy.)
+    assert len(doctor_tracks) == len(found), doctor_tracks  # none for silent detectors
+    for f in found:
+        name = f"{f.detector}: finding = {f.title}"
+        assert sum(t.startswith(name) for t in doctor_tracks) == 1, (name, doctor_tracks)
+    # Each track holds the same evidence the command line counts.
+    assert _pivot_counts(ui) == {f.title: f.rows for f in found}
+    summary = _summary_rows(ui, len(found))
+    assert {row[2]: int(row[3]) for row in summary} == {f.title: f.rows for f in found}
+    # The cost in milliseconds with its unit, the command line's own sum.
+    assert {row[0]: row[4] for row in summary} == {f.detector: f.cost for f in found}
     assert not console_errors.unexpected()
+    RESULTS.mkdir(exist_ok=True)
+    for width in (1280, 390):
+        ui.set_viewport_size({"width": width, "height": 900})
+        ui.wait_for_timeout(300)  # let the canvas repaint at the new width
+        ui.screenshot(path=str(RESULTS / f"doctor-tracks-{lang}-{width}.png"))
 
 
 def test_names_from_a_trace_stay_text(

@@ -1,0 +1,219 @@
+"""The guide's hand-off to the Perfetto UI on the built site, in both editions: every button
+opens zoomed on its window, the status line says how much is loading and what to do when no
+window opens, the drop notes stand beside the traces the UI will badge, and a keyboard reader
+reaches the first button in a few key presses.
+
+The files-only checks of the same buttons (every button has a window or its page's reason; drop
+notes with the trace's own counts) are in tests/test_site.py.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urljoin
+
+import pytest
+
+from tests.browser.perfetto_ui import NON_LOCAL, STEP_TIMEOUT_MS, TOLERANCE_NS, TRACE_READY_JS
+from tests.browser.test_site import wait_for_window
+
+if TYPE_CHECKING:
+    from playwright.sync_api import BrowserContext, Page, Route
+
+    from .conftest import ConsoleErrors
+
+pytestmark = pytest.mark.browser
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+RESULTS = REPO_ROOT / "test-results"
+FIRST_TRACE = "part-1/01-first-trace/"
+#: Key presses a keyboard reader may need, following skip links, to reach the first button.
+FEW_KEY_PRESSES = 6
+
+_WIDGET = re.compile(r'<div class="pg-perfetto"([^>]*)>\s*<button[^>]*id="([^"]+)"')
+
+#: Every text the status lines show, in order, kept by the page itself (the states are brief).
+STATUS_LOG_JS = """
+window.__pgStatusLog = [];
+new MutationObserver((changes) => {
+  for (const change of changes) {
+    const status = (change.target.closest && change.target.closest('.pg-perfetto__status'))
+      || (change.target.parentElement
+          && change.target.parentElement.closest('.pg-perfetto__status'));
+    if (status && status.textContent) window.__pgStatusLog.push(status.textContent);
+  }
+}).observe(document, { subtree: true, childList: true, characterData: true });
+"""
+
+
+@pytest.fixture
+def context(browser_context: BrowserContext) -> BrowserContext:
+    def refuse(route: Route) -> None:
+        route.abort("blockedbyclient")
+
+    browser_context.route(NON_LOCAL, refuse)
+    return browser_context
+
+
+def _windows(edition: Path) -> list[tuple[str, str, str]]:
+    """(page path, button id, trace + window) of every focused button, one per distinct window."""
+    seen: set[str] = set()
+    found = []
+    for html_page in sorted(edition.glob("**/index.html")):
+        rel = html_page.parent.relative_to(edition).as_posix() + "/"
+        if rel.startswith("ja/"):
+            continue
+        text = html_page.read_text(encoding="utf-8")
+        for match in re.finditer(
+            r'<div class="pg-perfetto"([^>]*)>\s*<button[^>]*id="([^"]+)"', text
+        ):
+            attrs = match[1]
+            if "data-vis-start" not in attrs:
+                continue  # the page says why the whole trace is the point (tests/test_site.py)
+            src = re.search(r'data-trace-src="[^"]*artifacts/([^"]+)"', attrs)
+            vis = re.search(r'data-vis-start="(\d+)" data-vis-end="(\d+)"', attrs)
+            assert src and vis, attrs
+            key = f"{src[1]} {vis[1]} {vis[2]}"
+            if key not in seen:
+                seen.add(key)
+                found.append((rel, match[2], key))
+    return found
+
+
+#: Opens the folds and selects the tab a button sits in, as a reader would to see it.
+REVEAL_JS = """el => {
+  for (let d = el.closest('details'); d; d = d.parentElement.closest('details')) d.open = true;
+  const block = el.closest('.tabbed-block');
+  if (block) {
+    const index = [...block.parentElement.children].indexOf(block);
+    block.closest('.tabbed-set').querySelectorAll(':scope > input')[index].checked = true;
+  }
+}"""
+
+
+def _open_button(page: Page, button_id: str, console: ConsoleErrors, label: str) -> Page:
+    page.eval_on_selector(f"#{button_id}", REVEAL_JS)
+    with page.expect_popup(timeout=STEP_TIMEOUT_MS) as popup_info:
+        page.click(f"#{button_id}")
+    return console.watch(popup_info.value, label)
+
+
+def test_every_button_opens_zoomed_on_its_window(
+    context: BrowserContext, site: str, built_site: Path, console_errors: ConsoleErrors
+) -> None:
+    """Each distinct trace and window a button opens, clicked in the built site: the Perfetto UI
+    loads the trace and shows exactly that window. The status line says the trace's size and
+    that loading takes a while, and what to do when no window opened."""
+    targets = _windows(built_site)
+    assert len(targets) > 20, targets
+    problems: list[str] = []
+    pages: dict[str, Page] = {}
+    for page_path, button_id, key in targets:
+        if page_path not in pages:
+            guide = console_errors.watch(context.new_page(), page_path)
+            guide.add_init_script(STATUS_LOG_JS)
+            guide.goto(urljoin(site, page_path), wait_until="load")
+            pages[page_path] = guide
+        guide = pages[page_path]
+        widget = guide.locator(f".pg-perfetto:has(#{button_id})")
+        expected = (
+            int(widget.get_attribute("data-vis-start") or 0),
+            int(widget.get_attribute("data-vis-end") or 0),
+        )
+        size = widget.get_attribute("data-trace-size") or ""
+        assert re.fullmatch(r"[\d.,]+ (?:[KMG]i)?B", size), (key, size)
+        guide.evaluate("() => { window.__pgStatusLog = []; }")
+        perfetto = _open_button(guide, button_id, console_errors, f"perfetto {key}")
+        perfetto.wait_for_function(TRACE_READY_JS, timeout=6 * STEP_TIMEOUT_MS)
+        visible = wait_for_window(perfetto, expected)
+        if any(abs(a - b) > TOLERANCE_NS for a, b in zip(visible, expected, strict=True)):
+            problems.append(f"{page_path} {key}: visible {visible}, expected {expected}")
+        guide.wait_for_function(
+            "sel => document.querySelector(sel).dataset.state === 'loaded'",
+            arg=f".pg-perfetto:has(#{button_id})",
+            timeout=STEP_TIMEOUT_MS,
+        )
+        log: list[str] = guide.evaluate("() => window.__pgStatusLog")
+        waiting = [t for t in log if t.startswith("Waiting for the Perfetto UI")]
+        loaded = [t for t in log if t.startswith("Sent")]
+        # The waiting line is brief on a small trace: where it showed, it says it all.
+        for text in waiting:
+            assert size in text and "tens of seconds" in text and "pop-ups" in text, text
+        assert loaded and size in loaded[-1] and "tens of seconds" in loaded[-1], log
+        perfetto.close()
+    assert problems == []
+    assert console_errors.unexpected() == []
+
+
+def test_the_waiting_line_says_the_size_and_what_to_do(
+    context: BrowserContext, site: str, console_errors: ConsoleErrors
+) -> None:
+    """While the Perfetto window starts, the status line names the trace's size, says loading
+    takes a while, and offers to open the window again if it was blocked: in both editions."""
+    for prefix, words in (
+        ("", ("tens of seconds", "pop-ups")),
+        ("ja/", ("数十秒", "ポップアップ")),
+    ):
+        guide = console_errors.watch(context.new_page(), f"{prefix}first-trace")
+        # Hold the Perfetto window on about:blank: the page waits for the UI as long as it likes.
+        guide.add_init_script(
+            "window.__realOpen = window.open;"
+            "window.open = function () { return window.__realOpen('about:blank', '_blank'); };"
+        )
+        guide.goto(urljoin(site, prefix + FIRST_TRACE), wait_until="load")
+        widget = guide.locator(".pg-perfetto").first
+        size = widget.get_attribute("data-trace-size") or ""
+        with guide.expect_popup(timeout=STEP_TIMEOUT_MS):
+            widget.locator(".pg-perfetto__open").click()
+        guide.wait_for_function(
+            "() => document.querySelector('.pg-perfetto').dataset.state === 'waiting'",
+            timeout=STEP_TIMEOUT_MS,
+        )
+        status = widget.locator(".pg-perfetto__status")
+        text = status.inner_text()
+        assert size and size in text, text
+        assert all(word in text for word in words), text
+        assert status.locator(".pg-perfetto__retry").is_visible()
+        RESULTS.mkdir(exist_ok=True)
+        lang = prefix.strip("/") or "en"
+        for width in (1280, 390):
+            guide.set_viewport_size({"width": width, "height": 900})
+            widget.scroll_into_view_if_needed()
+            guide.screenshot(path=str(RESULTS / f"perfetto-waiting-{lang}-{width}.png"))
+        guide.close()
+
+
+@pytest.mark.parametrize("prefix", ["", "ja/"], ids=["en", "ja"])
+def test_a_keyboard_reader_reaches_the_first_button_in_a_few_presses(
+    context: BrowserContext, site: str, console_errors: ConsoleErrors, prefix: str
+) -> None:
+    """Tab, following each skip link with Enter: the first "Open in Perfetto" button of the
+    first page takes the focus within a few key presses."""
+    guide = console_errors.watch(context.new_page(), f"{prefix}keyboard")
+    guide.set_viewport_size({"width": 1280, "height": 900})
+    guide.goto(urljoin(site, prefix + FIRST_TRACE), wait_until="load")
+    first = guide.locator(".pg-perfetto__open").first.get_attribute("id")
+    assert first
+    presses = 0
+    focused: dict[str, str] = {}
+    while presses < FEW_KEY_PRESSES:
+        guide.keyboard.press("Tab")
+        presses += 1
+        focused = guide.evaluate(
+            "() => ({id: document.activeElement.id, cls: document.activeElement.className})"
+        )
+        if "skip" in str(focused.get("cls")):
+            guide.keyboard.press("Enter")
+            presses += 1
+            guide.wait_for_timeout(100)
+            focused = guide.evaluate(
+                "() => ({id: document.activeElement.id, cls: document.activeElement.className})"
+            )
+        if focused.get("id") == first:
+            break
+    assert focused.get("id") == first, f"after {presses} key presses the focus is on {focused}"
+    RESULTS.mkdir(exist_ok=True)
+    guide.screenshot(path=str(RESULTS / f"keyboard-first-button-{prefix.strip('/') or 'en'}.png"))
+    assert console_errors.unexpected() == []
