@@ -76,12 +76,23 @@ def on_page_content(html: str, page, config, files) -> str:  # type: ignore[no-u
     if not page.file.src_uri.endswith(".ipynb"):
         return html
     anchors = iter(_english_notebook_anchors(Path(page.file.src_uri).name))
+    renamed: dict[str, str] = {}
 
     def anchored(match: re.Match[str]) -> str:
         anchor = next(anchors, None)
         if anchor is None:
             return match[0]
+        renamed[match[2]] = anchor
         inner = match[3].replace(f'href="#{match[2]}"', f'href="#{anchor}"')
         return f'<h{match[1]} id="{anchor}">{inner}</h{match[1]}>'
 
-    return _HEADING.sub(anchored, html)
+    html = _HEADING.sub(anchored, html)
+    # The page's table of contents was made from the Japanese headings: point it at the same ids.
+    _rename_toc_anchors(page.toc, renamed)
+    return html
+
+
+def _rename_toc_anchors(items, renamed: dict[str, str]) -> None:  # type: ignore[no-untyped-def]
+    for item in items or ():
+        item.id = renamed.get(item.id, item.id)
+        _rename_toc_anchors(item.children, renamed)
