@@ -7,6 +7,10 @@
  *   (guide.css draws a fading right edge and a "swipe" line), and `pg-scrolled-end` once the
  *   reader has scrolled to its end. Frames are measured again whenever their size changes (a
  *   rotated phone, a tab selected).
+ * - Long table cells: a cell (or header) with much text gets `pg-cell--mid`, `--long` or
+ *   `--longer`, which keeps its column wide enough on a phone that the row stays a few lines
+ *   tall (guide.css); a table whose first column names the rows gets `data-pg-named` (not a class: Material styles only tables without one), and on
+ *   a phone that column stays in view while the others scroll.
  * - The language switcher keeps the reader's place: both editions give their headings the same
  *   ids, so the link to the other edition carries the current `#anchor`.
  *
@@ -40,6 +44,35 @@
     });
   }
 
+  function markLongCells() {
+    document.querySelectorAll(".md-typeset table:not([class]) :is(th, td)").forEach(function (cell) {
+      // Full-width (Japanese) characters take about two Latin characters' width.
+      var text = cell.textContent.trim();
+      var length = text.length + (text.match(/[\u3000-\u9fff\uff00-\uffef]/g) || []).length;
+      cell.classList.toggle("pg-cell--mid", length > 16 && length <= 40);
+      cell.classList.toggle("pg-cell--long", length > 40 && length <= 100);
+      cell.classList.toggle("pg-cell--longer", length > 100);
+    });
+  }
+
+  // A table whose first column names its rows (text, not numbers) keeps that column in view.
+  var NUMBER = /^[-+~≈]?[\d.,\s]+\s*(%|[a-zµ]*s|[KMGT]?i?B|×)?$/;
+
+  function markNamedRows() {
+    document.querySelectorAll(".md-typeset table:not([class])").forEach(function (table) {
+      var firsts = Array.prototype.map.call(table.tBodies[0] ? table.tBodies[0].rows : [],
+        function (row) { return row.cells[0] ? row.cells[0].textContent.trim() : ""; });
+      var named = firsts.filter(function (text) { return text && !NUMBER.test(text); });
+      table.toggleAttribute("data-pg-named", named.length * 2 > firsts.length);
+    });
+  }
+
+  function mount() {
+    markLongCells();
+    markNamedRows();
+    mountFrames();
+  }
+
   // One listener for every switcher link, present or swapped in later.
   document.addEventListener("click", function (event) {
     var link = event.target.closest && event.target.closest("a.md-select__link[hreflang]");
@@ -50,10 +83,10 @@
   }, true);
 
   if (window.document$) {
-    window.document$.subscribe(mountFrames);
+    window.document$.subscribe(mount);
   } else if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", mountFrames);
+    document.addEventListener("DOMContentLoaded", mount);
   } else {
-    mountFrames();
+    mount();
   }
 })();
