@@ -648,3 +648,36 @@ def test_every_notebook_download_is_published(site: Path) -> None:
     renderer = hook.Renderer({}, "x/", {"extra": {}})
     with pytest.raises(hook.PlaceholderError, match=r"no notebook 'nope\.ipynb'"):
         renderer.render(hook.Call("notebook", ("nope.ipynb",), {}, ""))
+
+
+def test_every_in_page_anchor_exists(site: Path) -> None:
+    """Every link to an anchor of a page of the site (both editions, tables of contents
+    included) lands on an element with that id."""
+    from urllib.parse import unquote, urljoin, urlsplit
+
+    pages = {}
+    for path in sorted(site.rglob("index.html")):
+        rel = path.parent.relative_to(site).as_posix()
+        pages["/" if rel == "." else f"/{rel}/"] = path.read_text(encoding="utf-8")
+    ids = {url: set(re.findall(r'\bid="([^"]+)"', text)) for url, text in pages.items()}
+    assert "/ja/" in ids and len(ids) > 40
+    broken, checked = [], 0
+    for url, text in pages.items():
+        for href in re.findall(r'\bhref="([^"]*#[^"]*)"', text):
+            target = urlsplit(urljoin(f"http://site{url}", html.unescape(href)))
+            if target.netloc != "site" or not target.fragment or target.path not in ids:
+                continue
+            checked += 1
+            if unquote(target.fragment) not in ids[target.path]:
+                broken.append(f"{url}: {href}")
+    assert checked > 500, checked
+    assert broken == []
+
+
+def test_long_list_cells_fold() -> None:
+    table = "| Op | GPU work |\n| --- | --- |\n| a | x; y; z; x; y; w |\n| b | x; y |"
+    folded = hook._fold_list_cells(table, "Show all {n}").splitlines()
+    assert folded[:2] == table.splitlines()[:2]
+    assert '<details class="pg-list"><summary title="Show all 6">x; y; … ' in folded[2]
+    assert "(+4)</span></summary>x; y; z; x; y; w</details>" in folded[2]
+    assert folded[3] == "| b | x; y |"
