@@ -166,6 +166,9 @@ def test_every_japanese_nav_page_loads_cleanly(
 # first. The search separator (mkdocs.ja.yml) cuts index and query at script boundaries alike;
 # the glossary holds the loanwords readers type for the guide's terms (バックワード for 逆伝播).
 COMPOUND_QUERIES = {
+    "バイアス加算": "part-1/01-first-trace/",
+    "カーネル起動": "part-1/03-dispatch-chain/",
+    "フラッシュアテンション": "glossary/",
     "CUDAグラフ": "part-4/03-batch-and-cuda-graphs/",
     "KVキャッシュ": "part-4/03-batch-and-cuda-graphs/",
     "起動レイテンシ": "part-1/03-dispatch-chain/",
