@@ -681,3 +681,26 @@ def test_long_list_cells_fold() -> None:
     assert '<details class="pg-list"><summary title="Show all 6">x; y; … ' in folded[2]
     assert "(+4)</span></summary>x; y; z; x; y; w</details>" in folded[2]
     assert folded[3] == "| b | x; y |"
+
+
+def test_the_sql_behind_a_table_shows_only_the_editions_language() -> None:
+    query = load_query("attention_ops")
+    english, japanese = query.sql_shown("en"), query.sql_shown("ja")
+    assert english.startswith(f"-- {query.question}\n")
+    assert "_ja:" not in english and not re.search(r"[\u3040-\u30ff\u4e00-\u9fff]", english)
+    assert japanese.startswith("-- output: table\n-- question_ja: ")
+    assert query.question not in japanese and "-- columns:" not in japanese
+    # The SQL itself, comments inside it included, is the same in both.
+    assert english.split("INCLUDE", 1)[1] == japanese.split("INCLUDE", 1)[1]
+
+
+def test_japanese_tables_show_the_guides_own_words_in_japanese() -> None:
+    rows = (
+        "| --- | --- |\n| rest of the step | aten::mm |\n"
+        "| forward | copy / cast; memcpy; elementwise |\n| registers | optimizer_step |"
+    )
+    shown = hook._cells_in_japanese(rows).splitlines()
+    assert shown[0] == "| --- | --- |"
+    assert shown[1] == "| ステップの残り | aten::mm |"  # a trace's names are left as they are
+    assert shown[2] == "| forward（順伝播） | コピー / 型変換; memcpy; 要素ごとの演算 |"
+    assert shown[3] == "| レジスタ | optimizer_step |"

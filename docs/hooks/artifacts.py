@@ -49,7 +49,13 @@ if str(REPO_ROOT) not in sys.path:  # the hook imports the project's own formatt
 
 from generators import env  # noqa: E402
 from generators.devices import DEVICES, is_fallback, shown_device  # noqa: E402
-from generators.i18n import NO_ROWS, edition_language, figure_file, translated  # noqa: E402
+from generators.i18n import (  # noqa: E402
+    CELL_WORDS_JA,
+    NO_ROWS,
+    edition_language,
+    figure_file,
+    translated,
+)
 from generators.markdown import fenced  # noqa: E402
 from generators.queries import Query, load_query  # noqa: E402
 from generators.sql_sources import objects_used  # noqa: E402
@@ -330,7 +336,7 @@ class Renderer:
                 f"    {link}（`make derive` がトレースに対して実行します）:",
             ),
             "",
-            *fenced(query.sql, "sql", indent="    "),
+            *fenced(query.sql_shown(self.lang), "sql", indent="    "),
         ]
         # Each definition is printed once per page (highlighting them all under every table made
         # the build several times slower); later blocks name what an earlier one shows.
@@ -713,7 +719,27 @@ def _table_in_japanese(table: str, query: Query, csv_path: Path) -> str:
             f"{csv_path.name}: the table's header has {header.count('|') - 1} columns, "
             f"the query {len(titles)}"
         )
-    return "| " + " | ".join(titles) + " |\n" + rest
+    return "| " + " | ".join(titles) + " |\n" + _cells_in_japanese(rest)
+
+
+#: The guide's own words as a Markdown cell holds them (escaped as ``cell_html`` escapes them).
+_CELL_WORDS_JA = {cell_html(en): ja for en, ja in CELL_WORDS_JA.items()}
+
+
+def _cells_in_japanese(rows: str) -> str:
+    """Table rows (the separator line first) whose cells, or list items, that are the guide's
+    own words are shown in Japanese."""
+
+    def cell(text: str) -> str:
+        items = text.strip().split(LIST_SEPARATOR)
+        shown = [_CELL_WORDS_JA.get(item, item) for item in items]
+        return text if shown == items else f" {LIST_SEPARATOR.join(shown)} "
+
+    lines = rows.split("\n")
+    return "\n".join(
+        "|".join(cell(c) for c in line.split("|")) if i and line.startswith("|") else line
+        for i, line in enumerate(lines)
+    )
 
 
 def _cudnn_version(number: object) -> str:
