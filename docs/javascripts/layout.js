@@ -9,12 +9,13 @@
  *   rotated phone, a tab selected).
  * - Long table cells: a cell (or header) with much text gets `pg-cell--mid`, `--long` or
  *   `--longer`, which keeps its column wide enough on a phone that the row stays a few lines
- *   tall (guide.css); a table whose first column names the rows gets `data-pg-named` (not a class: Material styles only tables without one), and on
- *   a phone that column stays in view while the others scroll.
+ *   tall (guide.css). A table whose first column names the rows (text, not numbers) gets
+ *   `data-pg-named` (not a class: Material styles only tables without one); on a phone that
+ *   column stays in view while the others scroll.
  * - The language switcher keeps the reader's place: both editions give their headings the same
  *   ids, so the link to the other edition carries the current `#anchor`.
  *
- * Both work on pages that Material's instant navigation swaps in, through `document$`.
+ * All of them work on pages that Material's instant navigation swaps in, through `document$`.
  */
 (function () {
   "use strict";
