@@ -19,6 +19,39 @@ NO_ROWS = {
     "ja": "このトレースでは、クエリに該当する行がありませんでした。",
 }
 
+#: Table cells that are the guide's own words (a query's labels and categories), as the Japanese
+#: edition shows them; the CSV keeps the English. A whole cell, or one item of a ``a; b`` list,
+#: is replaced only when it is exactly one of these: names from a trace (operators, kernels,
+#: ``memcpy``) and the workloads' own ``record_function`` labels are never touched, the labels
+#: only glossed.
+CELL_WORDS_JA = {
+    "forward": "forward（順伝播）",
+    "backward": "backward（逆伝播）",
+    "optimizer": "optimizer（オプティマイザ）",
+    "data": "data（データ読み込み）",
+    "rest of the step": "ステップの残り",
+    "prefill": "プリフィル",
+    "decode": "デコード",
+    "label start": "ラベルの開始",
+    "label end": "ラベルの終了",
+    "registers": "レジスタ",
+    "warps": "ワープ",
+    "shared memory": "共有メモリ",
+    "GPU kernel": "GPU カーネル",
+    "no": "いいえ",
+    "yes": "はい",
+    "other": "その他",
+    "elementwise": "要素ごとの演算",
+    "copy / cast": "コピー / 型変換",
+    "copy, cast or concatenation": "コピー、型変換、連結",
+    "GEMM, tensor cores": "GEMM、Tensor コア",
+    "GEMM, fp32 on CUDA cores": "GEMM、CUDA コアでの fp32",
+    "mask (tril)": "マスク（tril）",
+    "reduction": "リダクション",
+    "reduction (mean, argmax)": "リダクション（mean、argmax）",
+    "dropped by the trace processor": "トレースプロセッサが取り込まなかったもの",
+}
+
 #: English first: the edition every other one is translated from.
 LANGUAGES = ("en", "ja")
 

@@ -42,7 +42,7 @@ _WRAPPER_KERNELS = {"Kernel", "Kernel2", "device_kernel"}
 CHAIN_SEPARATOR = " → "
 
 
-def _markdown_text(text: str) -> str:
+def markdown_text(text: str) -> str:
     """Literal text inside a Markdown table cell: no emphasis, code, links or cell breaks."""
     text = _MARKDOWN_SPECIALS.sub(r"\\\1", text)
     return html.escape(text, quote=False).replace("|", "&#124;").replace("\n", " ")
@@ -53,16 +53,14 @@ def wrappable(text: str) -> str:
     pieces = []
     for token in re.split(r"(\s+)", text):
         if len(token) < WRAP_FROM:
-            pieces.append(_markdown_text(token))
+            pieces.append(markdown_text(token))
             continue
         if not _SEPARATORS.search(token):
-            pieces.append("<wbr>".join(_markdown_text(p) for p in _CAMEL.split(token)))
+            pieces.append("<wbr>".join(markdown_text(p) for p in _CAMEL.split(token)))
             continue
         parts = _SEPARATORS.split(token)
         pieces.append(
-            "".join(
-                _markdown_text(p) + ("<wbr>" if _SEPARATORS.fullmatch(p) else "") for p in parts
-            )
+            "".join(markdown_text(p) + ("<wbr>" if _SEPARATORS.fullmatch(p) else "") for p in parts)
         )
     return "".join(pieces)
 
@@ -131,7 +129,7 @@ def cell_html(text: str) -> str:
     """The Markdown/HTML for one formatted cell (numbers arrive already formatted)."""
     if _URL.match(text):
         host = urlsplit(text).hostname or text
-        return f'<a href="{html.escape(text)}">{_markdown_text(host)}</a>'
+        return f'<a href="{html.escape(text)}">{markdown_text(host)}</a>'
     if CHAIN_SEPARATOR in text and any(looks_like_cpp(p) for p in text.split(CHAIN_SEPARATOR)):
         parts = text.split(CHAIN_SEPARATOR)
         shown = [short_kernel_name(p) if looks_like_cpp(p) else p for p in parts]

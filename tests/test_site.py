@@ -830,3 +830,59 @@ def test_a_figure_needs_an_alt_and_a_different_caption(kwargs: dict) -> None:
     renderer = hook.Renderer(hook._load_sets(), "part-1/x/", {"extra": {}, "site_url": ""})
     with pytest.raises(hook.PlaceholderError, match=r"needs alt=|caption repeats the alt"):
         renderer.render(call)
+
+
+def test_every_in_page_anchor_exists(site: Path) -> None:
+    """Every link to an anchor of a page of the site (both editions, tables of contents
+    included) lands on an element with that id."""
+    from urllib.parse import unquote, urljoin, urlsplit
+
+    pages = {}
+    for path in sorted(site.rglob("index.html")):
+        rel = path.parent.relative_to(site).as_posix()
+        pages["/" if rel == "." else f"/{rel}/"] = path.read_text(encoding="utf-8")
+    ids = {url: set(re.findall(r'\bid="([^"]+)"', text)) for url, text in pages.items()}
+    assert "/ja/" in ids and len(ids) > 40
+    broken, checked = [], 0
+    for url, text in pages.items():
+        for href in re.findall(r'\bhref="([^"]*#[^"]*)"', text):
+            target = urlsplit(urljoin(f"http://site{url}", html.unescape(href)))
+            if target.netloc != "site" or not target.fragment or target.path not in ids:
+                continue
+            checked += 1
+            if unquote(target.fragment) not in ids[target.path]:
+                broken.append(f"{url}: {href}")
+    assert checked > 500, checked
+    assert broken == []
+
+
+def test_long_list_cells_fold() -> None:
+    table = "| Op | GPU work |\n| --- | --- |\n| a | x; y; z; x; y; w |\n| b | x; y |"
+    folded = hook._fold_list_cells(table, "Show all {n}").splitlines()
+    assert folded[:2] == table.splitlines()[:2]
+    assert '<details class="pg-list"><summary title="Show all 6">x; y; … ' in folded[2]
+    assert "(+4)</span></summary>x; y; z; x; y; w</details>" in folded[2]
+    assert folded[3] == "| b | x; y |"
+
+
+def test_the_sql_behind_a_table_shows_only_the_editions_language() -> None:
+    query = load_query("attention_ops")
+    english, japanese = query.sql_shown("en"), query.sql_shown("ja")
+    assert english.startswith(f"-- {query.question}\n")
+    assert "_ja:" not in english and not re.search(r"[\u3040-\u30ff\u4e00-\u9fff]", english)
+    assert japanese.startswith("-- output: table\n-- question_ja: ")
+    assert query.question not in japanese and "-- columns:" not in japanese
+    # The SQL itself, comments inside it included, is the same in both.
+    assert english.split("INCLUDE", 1)[1] == japanese.split("INCLUDE", 1)[1]
+
+
+def test_japanese_tables_show_the_guides_own_words_in_japanese() -> None:
+    rows = (
+        "| --- | --- |\n| rest of the step | aten::mm |\n"
+        "| forward | copy / cast; memcpy; elementwise |\n| registers | optimizer_step |"
+    )
+    shown = hook._cells_in_japanese(rows).splitlines()
+    assert shown[0] == "| --- | --- |"
+    assert shown[1] == "| ステップの残り | aten::mm |"  # a trace's names are left as they are
+    assert shown[2] == "| forward（順伝播） | コピー / 型変換; memcpy; 要素ごとの演算 |"
+    assert shown[3] == "| レジスタ | optimizer_step |"

@@ -49,7 +49,13 @@ if str(REPO_ROOT) not in sys.path:  # the hook imports the project's own formatt
 
 from generators import env  # noqa: E402
 from generators.devices import DEVICES, is_fallback, shown_device  # noqa: E402
-from generators.i18n import NO_ROWS, edition_language, figure_file, translated  # noqa: E402
+from generators.i18n import (  # noqa: E402
+    CELL_WORDS_JA,
+    NO_ROWS,
+    edition_language,
+    figure_file,
+    translated,
+)
 from generators.markdown import fenced  # noqa: E402
 from generators.queries import Query, load_query  # noqa: E402
 from generators.sql_sources import objects_used  # noqa: E402
@@ -89,6 +95,11 @@ IMPORTER_DROPS_EXPLAINED = "part-4/02-decode-step/#why-decode-on-a-gpu-is-overhe
 FOLDER = "<folder>"
 # A command block wraps before this many characters, between one option and the next.
 COMMAND_WIDTH = 96
+# On a narrow screen a figure is never drawn so small that its smallest text falls under this
+# many CSS px: below that width it keeps this width and scrolls sideways in its frame.
+READABLE_TEXT_PX = 9.5
+SVG_VIEWBOX = re.compile(r'<svg\b[^>]*\bviewBox="[-\d.]+[ ,]+[-\d.]+[ ,]+([\d.]+)')
+SVG_FONT_SIZE = re.compile(r"font-size:\s*([\d.]+)px")
 
 
 class PlaceholderError(ValueError):
@@ -369,7 +380,7 @@ class Renderer:
                 f"    {link}（`make derive` がトレースに対して実行します）:",
             ),
             "",
-            *fenced(query.sql, "sql", indent="    "),
+            *fenced(query.sql_shown(self.lang), "sql", indent="    "),
         ]
         if not self.state.explained_sql_block:
             self.state.explained_sql_block = True
@@ -423,6 +434,7 @@ class Renderer:
         table = md_path.read_text().rstrip()
         if self.lang == "ja":
             table = _table_in_japanese(table, query, csv_path)
+        table = _fold_list_cells(table, self.t("Show all {n}", "全 {n} 件を表示"))
         table = _fold_long_table(table, self.t("All {n} rows", "全 {n} 行"))
         # Tables and their SQL stay out of the search index: their text is kernel names and code.
         # A <section>, not a <div>: Material's search stops excluding at the first closing tag of
@@ -504,12 +516,14 @@ class Renderer:
         if f"{base}/{translated}" in ds.manifest["files"]:
             svg = ds.file(call.step, call.variant, translated)
         src = html.escape(self.url(ds.device, f"{base}/{svg.name}"))
-        # The image links to itself: on a narrow screen a tap opens the SVG at full size.
+        # The image links to itself: on a narrow screen a tap opens the SVG at full size. Its
+        # frame scrolls sideways when the screen is narrower than the figure's readable width.
         return (
-            '\n<figure class="pg-figure">\n'
+            '\n<figure class="pg-figure">\n<div class="pg-figure__scroll">'
             f'<a class="pg-figure__full" href="{src}" '
             f'title="{self.t("Open the figure full size", "図を原寸で開く")}">'
-            f'<img src="{src}" alt="{alt}"></a>\n'
+            f'<img src="{src}" alt="{alt}" '
+            f'style="min-width:{readable_width(svg):.0f}px"></a></div>\n'
             f'<figcaption>{caption} <span class="pg-source">{DEVICE_LABEL[ds.device]} · '
             f'<a href="{html.escape(self.url(ds.device, f"{base}/{data.name}"))}">'
             f"{self.t('data (CSV)', 'データ (CSV)')}</a>"
@@ -839,7 +853,27 @@ def _table_in_japanese(table: str, query: Query, csv_path: Path) -> str:
             f"{csv_path.name}: the table's header has {header.count('|') - 1} columns, "
             f"the query {len(titles)}"
         )
-    return "| " + " | ".join(titles) + " |\n" + rest
+    return "| " + " | ".join(titles) + " |\n" + _cells_in_japanese(rest)
+
+
+#: The guide's own words as a Markdown cell holds them (escaped as ``cell_html`` escapes them).
+_CELL_WORDS_JA = {cell_html(en): ja for en, ja in CELL_WORDS_JA.items()}
+
+
+def _cells_in_japanese(rows: str) -> str:
+    """Table rows (the separator line first) whose cells, or list items, that are the guide's
+    own words are shown in Japanese."""
+
+    def cell(text: str) -> str:
+        items = text.strip().split(LIST_SEPARATOR)
+        shown = [_CELL_WORDS_JA.get(item, item) for item in items]
+        return text if shown == items else f" {LIST_SEPARATOR.join(shown)} "
+
+    lines = rows.split("\n")
+    return "\n".join(
+        "|".join(cell(c) for c in line.split("|")) if i and line.startswith("|") else line
+        for i, line in enumerate(lines)
+    )
 
 
 def _cudnn_version(number: object) -> str:
@@ -887,6 +921,37 @@ FOLD_OVER = 15
 FOLD_SHOW = 10
 
 
+#: A cell listing at least this many items (``a; b; c``, as the queries' GROUP_CONCAT writes
+#: them) shows its first LIST_SHOW items and opens to the whole list on a tap: unfolded, such a
+#: column makes rows hundreds of pixels tall and squeezes the columns beside it.
+LIST_SEPARATOR = "; "
+LIST_FOLD_FROM = 5
+LIST_SHOW = 2
+
+
+def _fold_list_cells(table: str, show_all: str = "Show all {n}") -> str:
+    """A derived Markdown table whose long list cells are folded (``show_all`` titles the fold,
+    in the edition's language)."""
+
+    def fold(cell: str) -> str:
+        items = cell.strip().split(LIST_SEPARATOR)
+        if len(items) < LIST_FOLD_FROM or "<details" in cell:
+            return cell
+        shown = LIST_SEPARATOR.join(items[:LIST_SHOW])
+        more = f"+{len(items) - LIST_SHOW}"
+        return (
+            f' <details class="pg-list"><summary title="{show_all.format(n=len(items))}">'
+            f'{shown}; … <span class="pg-list__more">({more})</span></summary>'
+            f"{LIST_SEPARATOR.join(items)}</details> "
+        )
+
+    lines = table.splitlines()
+    for i, line in enumerate(lines[2:], start=2):
+        if line.startswith("|") and LIST_SEPARATOR in line:
+            lines[i] = "|".join(fold(cell) for cell in line.split("|"))
+    return "\n".join(lines)
+
+
 def _fold_long_table(table: str, all_rows: str = "All {n} rows") -> str:
     """A long Markdown table: its top rows, then every row in a folded block (``all_rows``
     titles the block, in the edition's language)."""
@@ -915,6 +980,15 @@ def _indented(rendered: str, markdown: str, start: int) -> str:
         (prefix + line if line.strip() else "") if i else line
         for i, line in enumerate(rendered.split("\n"))
     )
+
+
+def readable_width(svg: Path) -> float:
+    """The width (CSS px) at which the figure's smallest text shows at ``READABLE_TEXT_PX``."""
+    text = svg.read_text(encoding="utf-8")
+    viewbox, sizes = SVG_VIEWBOX.search(text), [float(s) for s in SVG_FONT_SIZE.findall(text)]
+    if not viewbox or not sizes:
+        raise PlaceholderError(f"{svg.name}: no viewBox or no text sizes to scale the figure by")
+    return float(viewbox[1]) * READABLE_TEXT_PX / min(sizes)
 
 
 def command_lines(words: list[str], width: int = COMMAND_WIDTH) -> str:

@@ -43,6 +43,7 @@ from generators.doctor.render import _slug, guide_section  # noqa: E402
 from generators.i18n import edition_language  # noqa: E402
 from generators.i18n import translated as _t  # noqa: E402
 from generators.markdown import fenced  # noqa: E402
+from generators.table_cells import markdown_text  # noqa: E402
 from generators.units import format_duration_ns  # noqa: E402
 
 ARTIFACTS_DIR = Path(env.ARTIFACTS_DIR.get() or REPO_ROOT / "artifacts")
@@ -134,7 +135,8 @@ def render_gallery(page_url: str, lang: str = "en") -> str:
         return detectors[f["id"]].text("title", lang) if lang == "ja" else f["title"]
 
     for origin in ("guide", "reference"):
-        out.append(f'<h2 id="gallery-{origin}">{titles[origin]}</h2>')
+        # Markdown headings, so that the page's table of contents lists every trace.
+        out.append(f"## {titles[origin]} {{ #gallery-{origin} }}")
         for entry in groups[origin]:
             report = _rel(
                 page_url, f"artifacts/{GALLERY_DIR}/{entry[_t(lang, 'report', 'report_ja')]}"
@@ -152,8 +154,10 @@ def render_gallery(page_url: str, lang: str = "en") -> str:
                 f"<li>{_e(c[_t(lang, 'text', 'text_ja')])}</li>" for c in entry["cannot_see"]
             )
             out.append(
-                f'<section class="pg-doctor__trace" id="{_e(entry["slug"])}" data-search-exclude>'
-                f"<h3>{_e(entry[_t(lang, 'label', 'label_ja')])}</h3>"
+                f"### {markdown_text(entry[_t(lang, 'label', 'label_ja')])} {{ #{entry['slug']} }}"
+            )
+            out.append(
+                '<section class="pg-doctor__trace" data-search-exclude>'
                 f'<p class="pg-doctor__source">{_t(lang, "Source", "出典")}: '
                 f"<code>{_e(entry['source'])}</code> · "
                 f'<a href="{_e(report)}">{_t(lang, "full report", "レポート全体")}</a></p>'
@@ -171,7 +175,7 @@ def render_gallery(page_url: str, lang: str = "en") -> str:
                 )
                 + "</section>"
             )
-    return "\n".join(out)
+    return "\n\n".join(out)
 
 
 def _short(value: object, limit: int = 60) -> str:

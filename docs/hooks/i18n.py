@@ -76,12 +76,29 @@ def on_page_content(html: str, page, config, files) -> str:  # type: ignore[no-u
     if not page.file.src_uri.endswith(".ipynb"):
         return html
     anchors = iter(_english_notebook_anchors(Path(page.file.src_uri).name))
+    given: list[str] = []
 
     def anchored(match: re.Match[str]) -> str:
         anchor = next(anchors, None)
         if anchor is None:
             return match[0]
+        given.append(anchor)
         inner = match[3].replace(f'href="#{match[2]}"', f'href="#{anchor}"')
         return f'<h{match[1]} id="{anchor}">{inner}</h{match[1]}>'
 
-    return _HEADING.sub(anchored, html)
+    html = _HEADING.sub(anchored, html)
+    # The page's table of contents was made from the same headings, in the same order, with ids
+    # of its own (``_1``, ``_2``, ... for Japanese words): point it at the ids just given.
+    entries = _toc_entries(page.toc)
+    if len(entries) == len(given):
+        for entry, anchor in zip(entries, given, strict=True):
+            entry.id = anchor
+    return html
+
+
+def _toc_entries(items) -> list:  # type: ignore[no-untyped-def]
+    """The entries of a table of contents, in document order."""
+    out = []
+    for item in items or ():
+        out += [item, *_toc_entries(item.children)]
+    return out

@@ -54,6 +54,20 @@ class Query:
         """The table's caption in the edition's language."""
         return self.question_ja if lang == "ja" and self.question_ja else self.question
 
+    def sql_shown(self, lang: str) -> str:
+        """The query's text as an edition shows it: its header without the other language's
+        question and column titles (the SQL itself is the same in every edition)."""
+        other = {"question", "columns"} if lang == "ja" and self.question_ja else set()
+        other |= set() if lang == "ja" else {"question_ja", "columns_ja"}
+        lines, in_header = [], True
+        for i, line in enumerate(self.sql.splitlines()):
+            in_header = in_header and line.startswith("--")
+            match = _HEADER.match(line) if in_header else None
+            key = "question" if in_header and i == 0 else (match["key"] if match else None)
+            if key not in other:
+                lines.append(line)
+        return "\n".join(lines)
+
     def title(self, column: str, lang: str) -> str:
         """A column's title in the edition's language (its name when it has no title)."""
         if lang == "ja" and self.column_titles_ja and column in self.column_titles_ja:

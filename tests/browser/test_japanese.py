@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.browser.perfetto_ui import STEP_TIMEOUT_MS, TRACE_READY_JS
 from tests.browser.test_site import (
@@ -159,3 +160,65 @@ def test_every_japanese_nav_page_loads_cleanly(
             problems.append(f"{label}: the title is not Japanese")
         guide.page.close()
     assert problems == []
+
+
+# Compounds typed without spaces, as a Japanese reader types them, and the page that must come
+# first. The search separator (mkdocs.ja.yml) cuts index and query at script boundaries alike;
+# the glossary holds the loanwords readers type for the guide's terms (バックワード for 逆伝播).
+COMPOUND_QUERIES = {
+    "バイアス加算": "part-1/01-first-trace/",
+    "カーネル起動": "part-1/03-dispatch-chain/",
+    "フラッシュアテンション": "glossary/",
+    "CUDAグラフ": "part-4/03-batch-and-cuda-graphs/",
+    "KVキャッシュ": "part-4/03-batch-and-cuda-graphs/",
+    "起動レイテンシ": "part-1/03-dispatch-chain/",
+    "オーバーヘッド律速": "part-4/02-decode-step/",
+    "再コンパイル": "check-your-trace/",
+    "プロファイラのオーバーヘッド": "start/",
+    "バックワード": "glossary/",
+    "フォワード": "glossary/",
+    "ギャップ": "glossary/",
+}
+
+
+def test_japanese_search_finds_compound_words_typed_without_spaces(
+    context: BrowserContext,  # noqa: F811
+    site: str,
+    console_errors: ConsoleErrors,
+) -> None:
+    guide = open_guide(context, urljoin(site, "ja/"), console_errors)
+    page = guide.page
+    page.keyboard.press("/")
+    search = page.locator("input.md-search__input")
+    search.wait_for(state="visible", timeout=STEP_TIMEOUT_MS)
+    first: dict[str, str | None] = {}
+    for query in COMPOUND_QUERIES:
+        search.fill(query)
+        search.press("End")
+        try:
+            page.wait_for_function(
+                "() => document.querySelector('.md-search-result__item a')",
+                timeout=STEP_TIMEOUT_MS,
+            )
+            page.wait_for_timeout(300)  # the result list of the last key press settles
+            href = page.eval_on_selector(".md-search-result__item a", "a => a.href")
+            first[query] = urlsplit(href).path
+        except PlaywrightTimeout:  # no result: recorded, reported below
+            first[query] = None
+    wrong = {q: p for q, p in first.items() if p != "/ja/" + COMPOUND_QUERIES[q]}
+    assert wrong == {}
+    assert guide_errors(console_errors) == []
+
+
+def test_language_switcher_keeps_the_readers_place(
+    context: BrowserContext,  # noqa: F811
+    site: str,
+    console_errors: ConsoleErrors,
+) -> None:
+    page = open_guide(context, urljoin(site, "glossary/#gap"), console_errors).page
+    page.click(".md-header__option .md-select > button")
+    page.click('.md-select__link[hreflang="ja"]')
+    page.wait_for_url("**/ja/glossary/**", timeout=STEP_TIMEOUT_MS)
+    assert urlsplit(page.url).path == "/ja/glossary/"
+    assert urlsplit(page.url).fragment == "gap"
+    assert guide_errors(console_errors) == []

@@ -26,7 +26,7 @@ from tests.browser.perfetto_ui import (
 )
 
 if TYPE_CHECKING:
-    from playwright.sync_api import BrowserContext, Page, Request, Route
+    from playwright.sync_api import Browser, BrowserContext, Page, Request, Route
 
     from .conftest import ConsoleErrors
 
@@ -324,3 +324,28 @@ def test_largest_trace_of_each_part_opens_zoomed(
         perfetto.screenshot(path=str(RESULTS / f"perfetto-zoom-{part}.png"))
         perfetto.close()
         guide.page.close()
+
+
+@pytest.mark.parametrize("edition", ["", "ja/"])
+def test_a_tap_on_an_abbreviation_shows_its_explanation(
+    chromium: Browser,
+    site: str,
+    edition: str,
+) -> None:
+    """The glossary promises "hover over (or tap)": on a touch screen a tap opens the tooltip."""
+    phone = chromium.new_context(
+        viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True
+    )
+    try:
+        page = phone.new_page()
+        page.goto(urljoin(site, edition + "part-1/02-cpu-and-gpu-lanes/"), wait_until="load")
+        abbr = page.locator("article abbr[title]").first
+        explanation = abbr.get_attribute("title")
+        assert explanation
+        abbr.scroll_into_view_if_needed()
+        abbr.tap()
+        tooltip = page.locator(".md-tooltip2--active")
+        tooltip.wait_for(state="visible", timeout=5000)
+        assert tooltip.inner_text().strip() == explanation
+    finally:
+        phone.close()
