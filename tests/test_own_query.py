@@ -81,9 +81,9 @@ def test_what_runs_in_the_perfetto_ui_as_it_is(name: str) -> None:
 
 
 def test_how_to_run_the_module_queries_in_the_ui_and_from_python() -> None:
-    """ "The last query's block names those it shares with the one before and shows only the
-    rest": the page prints each definition once, so own_gaps needs own_busy's run first. And
-    ``open_trace`` is used as ``with open_trace(path) as tp``."""
+    """The page: "The last query's block names those it shares with the one before and shows
+    only the rest": the page prints each definition once, so own_gaps needs own_busy's run
+    first. And ``open_trace`` is used as ``with open_trace(path) as tp``."""
     busy, gaps = ({o.name for o in objects_used(load_query(n).sql)} for n in WITH_MODULES)
     assert busy & gaps and gaps - busy
     assert isinstance(open_trace(_trace()), contextlib.AbstractContextManager)
@@ -181,7 +181,7 @@ def test_claims_about_the_launches() -> None:
 
 
 def test_claims_about_flows_the_importer_moved() -> None:
-    """ "In the batch-1 decode trace of Part 4, every flow whose two ends disagree leaves a
+    """The page: "In the batch-1 decode trace of Part 4, every flow whose two ends disagree leaves a
     cudaLaunchKernelExC, the reduce kernels' launch call, and ends on a GEMM": the importer
     dropped the reduce kernel, and its flow landed on the GEMM it overlapped."""
     llm = values("llm", "eager_b1", cpu_ok=False)
@@ -198,7 +198,7 @@ def test_claims_about_flows_the_importer_moved() -> None:
 
 
 def test_a_trace_without_steps() -> None:
-    """ "Without steps, section 5 lists the calls with no step and section 6 has no window;
+    """The page: "Without steps, section 5 lists the calls with no step and section 6 has no window;
     guide_windows_loop then makes the whole trace one window": on a ROCm trace from another
     project, with no ProfilerStep#N. The stats query the page gives runs as written."""
     assert not query_rows(MI300X, "own_steps") and not query_rows(MI300X, "own_busy")
