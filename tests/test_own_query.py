@@ -193,7 +193,9 @@ def test_claims_about_flows_the_importer_moved() -> None:
         "!= EXTRACT_ARG(k.arg_set_id, 'args.correlation')",
     )
     assert 0 < len(disagree) <= llm["trace_import"]["overlapping_slices_dropped"]
-    assert {row["launch"] for row in disagree} == {llm["llm_decode"]["dropped_kernel_launch"]}
+    reduce_launch = llm["llm_decode"]["splitk_reduce_launch"]
+    assert reduce_launch == llm["llm_decode"]["dropped_kernel_launch"] == "cudaLaunchKernelExC"
+    assert {row["launch"] for row in disagree} == {reduce_launch}
     assert all(row["kernel"].startswith("nvjet_") for row in disagree)
 
 
