@@ -253,3 +253,23 @@ def test_claims_about_busy_and_gaps() -> None:
         "(SELECT MIN(dur) FROM slice WHERE category = 'kernel') AS k",
     )[0].values()
     assert longest_other < shortest_kernel
+
+
+def test_the_route_for_a_reader_with_a_trace() -> None:
+    """docs/own-trace.md: its doctor commands parse as the doctor's own options, the report's
+    "cannot show" covers the four gaps it names (no GPU activity, no launch arrows, no shapes, no
+    steps), and every finding has its "Guide:" link."""
+    from generators.doctor import examine, render
+    from generators.doctor.__main__ import build_parser
+
+    text = _page(REPO / "docs" / "own-trace.md")
+    commands = re.findall(r"^\s*\.venv/bin/python -m generators\.doctor (.+)$", text, re.M)
+    assert len(commands) == 2
+    for command in commands:
+        args = build_parser().parse_args(command.split())
+        assert args.traces == [Path("trace.json.gz")]
+    assert "--format html -o report.html" in commands[1]
+    source = Path(examine.__file__).read_text(encoding="utf-8")
+    for kind in ("no-gpu", "no-flows", "no-shapes", "no-steps"):
+        assert f'"{kind}"' in source, kind
+    assert "Guide:" in Path(render.__file__).read_text(encoding="utf-8")
