@@ -183,7 +183,9 @@ def test_claims_about_the_launches() -> None:
 def test_claims_about_flows_the_importer_moved() -> None:
     """The page: "In the batch-1 decode trace of Part 4, every flow whose two ends disagree leaves a
     cudaLaunchKernelExC, the reduce kernels' launch call, and ends on a GEMM": the importer
-    dropped the reduce kernel, and its flow landed on the GEMM it overlapped."""
+    dropped the reduce kernel, and its flow landed on the GEMM it overlapped. Part 4's decode
+    page says the same of the batch-1 trace: "Most of their launch calls keep their arrow in
+    Perfetto, and it lands on the GEMM the dropped kernel overlapped"."""
     llm = values("llm", "eager_b1", cpu_ok=False)
     disagree = trace_rows(
         variant_dir("llm", "eager_b1", cpu_ok=False) / "trace.json.gz",
@@ -192,7 +194,8 @@ def test_claims_about_flows_the_importer_moved() -> None:
         "WHERE k.category = 'kernel' AND EXTRACT_ARG(l.arg_set_id, 'args.correlation') "
         "!= EXTRACT_ARG(k.arg_set_id, 'args.correlation')",
     )
-    assert 0 < len(disagree) <= llm["trace_import"]["overlapping_slices_dropped"]
+    dropped = llm["trace_import"]["overlapping_slices_dropped"]
+    assert dropped / 2 < len(disagree) <= dropped
     reduce_launch = llm["llm_decode"]["splitk_reduce_launch"]
     assert reduce_launch == llm["llm_decode"]["dropped_kernel_launch"] == "cudaLaunchKernelExC"
     assert {row["launch"] for row in disagree} == {reduce_launch}
