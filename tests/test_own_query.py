@@ -123,8 +123,20 @@ def test_claims_about_the_tables() -> None:
     assert all(row["dur"] == 0 and "global" in row["type"] for row in off_thread)
     assert facts["counters"] == 0 and facts["flows"] > 0
     assert facts["steps"] == len(table(STEP, VARIANT, "own_steps", cpu_ok=False))
-    keys = {row["key"] for row in table(STEP, VARIANT, "own_args", cpu_ok=False)}
-    assert {"args.correlation", "args.grid[0]", "args.registers per thread", "args.stream"} <= keys
+    args = {row["key"]: row["value"] for row in table(STEP, VARIANT, "own_args", cpu_ok=False)}
+    assert {"args.correlation", "args.grid[0]", "args.registers per thread", "args.stream"} <= {
+        *args
+    }
+    # "est. achieved occupancy %, which reads zero on this GEMM" (the first kernel is the GEMM).
+    assert float(args["args.est. achieved occupancy %"]) == 0
+    first_kernel = trace_rows(
+        _trace(), "SELECT name FROM slice WHERE category = 'kernel' ORDER BY ts LIMIT 1"
+    )
+    assert first_kernel[0]["name"].startswith("nvjet_")
+    # "blocks per SM ... Kineto's own arithmetic": the grid's blocks over the GPU's SMs.
+    blocks = int(args["args.grid[0]"]) * int(args["args.grid[1]"]) * int(args["args.grid[2]"])
+    sms = capture_record(STEP, VARIANT, cpu_ok=False)["environment"]["gpu_sm_count"]
+    assert float(args["args.blocks per SM"]) == pytest.approx(blocks / sms, abs=0.05)
 
 
 def test_claims_about_the_steps_and_the_slowest_calls() -> None:
