@@ -84,6 +84,9 @@ def test_how_to_run_the_module_queries_in_the_ui_and_from_python() -> None:
     """The page: "The last query's block names those it shares with the one before and shows
     only the rest": the page prints each definition once, so own_gaps needs own_busy's run
     first. And ``open_trace`` is used as ``with open_trace(path) as tp``."""
+    ways = re.findall(r"^- \*\*.+$", _page(PAGES[0]), re.M)
+    # "Three ways, the first without a clone of the guide."
+    assert len(ways) == 3 and "clone" not in ways[0] and all("clone" in w for w in ways[1:])
     busy, gaps = ({o.name for o in objects_used(load_query(n).sql)} for n in WITH_MODULES)
     assert busy & gaps and gaps - busy
     assert isinstance(open_trace(_trace()), contextlib.AbstractContextManager)
