@@ -125,6 +125,20 @@ def test_claims_about_the_tables() -> None:
     ]
     assert all(row["dur"] == 0 and "global" in row["type"] for row in off_thread)
     assert facts["counters"] == 0 and facts["flows"] > 0
+    # "flow holds the arrows from a launch to the GPU work it started (a training trace also has
+    # arrows from a forward operator to its backward, both ends cpu_op)".
+    ends = "JOIN slice AS a ON a.id = f.slice_out JOIN slice AS b ON b.id = f.slice_in"
+    here = trace_rows(
+        _trace(), f"SELECT DISTINCT a.category AS o, b.category AS i FROM flow AS f {ends}"
+    )
+    assert {row["o"] for row in here} == {"cuda_runtime", "cuda_driver"}
+    assert {row["i"] for row in here} <= {"kernel", "gpu_memcpy", "gpu_memset"}
+    fwd_bwd = trace_rows(
+        variant_dir("train", "compiled", cpu_ok=False) / "trace.json.gz",
+        f"SELECT COUNT(*) AS n, SUM(b.name GLOB '*Backward*') AS backward FROM flow AS f {ends} "
+        "WHERE a.category = 'cpu_op' AND b.category = 'cpu_op'",
+    )
+    assert fwd_bwd[0]["n"] > 0 and fwd_bwd[0]["backward"] == fwd_bwd[0]["n"]
     assert facts["steps"] == len(table(STEP, VARIANT, "own_steps", cpu_ok=False))
     args = {row["key"]: row["value"] for row in table(STEP, VARIANT, "own_args", cpu_ok=False)}
     assert {"args.correlation", "args.grid[0]", "args.registers per thread", "args.stream"} <= {
