@@ -5,17 +5,21 @@ prose says about the results holds.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from pathlib import Path
 
 import pytest
 
+from docs.hooks.artifacts import objects_used
 from generators.derive import run_query, to_csv
 from generators.queries import QUERIES_DIR, load_query
 from generators.steps import STEPS
-from tests.claims import REPO, needs_cuda, table, values, variant_dir
+from generators.tp import open_trace
+from tests.claims import REPO, capture_record, needs_cuda, table, values, variant_dir
 from tests.open_traces import shared_trace
-from tests.sql_rows import trace_rows
+from tests.reference_traces import MI300X
+from tests.sql_rows import query_rows, trace_rows
 
 STEP, VARIANT = "matmul_add", "variance"
 PAGES = (REPO / "docs" / "write-your-own-query.md", REPO / "docs-ja" / "write-your-own-query.md")
@@ -76,8 +80,24 @@ def test_what_runs_in_the_perfetto_ui_as_it_is(name: str) -> None:
     assert includes == (["guide.windows"] if name in WITH_MODULES else [])
 
 
+def test_how_to_run_the_module_queries_in_the_ui_and_from_python() -> None:
+    """The page: "The last query's block names those it shares with the one before and shows
+    only the rest": the page prints each definition once, so own_gaps needs own_busy's run
+    first. And ``open_trace`` is used as ``with open_trace(path) as tp``."""
+    ways = re.findall(r"^- \*\*.+$", _page(PAGES[0]), re.M)
+    # "Three ways, the first without a clone of the guide."
+    assert len(ways) == 3 and "clone" not in ways[0] and all("clone" in w for w in ways[1:])
+    busy, gaps = ({o.name for o in objects_used(load_query(n).sql)} for n in WITH_MODULES)
+    assert busy & gaps and gaps - busy
+    assert isinstance(open_trace(_trace()), contextlib.AbstractContextManager)
+
+
 def _facts() -> dict[str, object]:
     return values(STEP, VARIANT, cpu_ok=False)["own_facts"]
+
+
+def _trace() -> Path:
+    return variant_dir(STEP, VARIANT, cpu_ok=False) / "trace.json.gz"
 
 
 def test_claims_about_the_tables() -> None:
@@ -89,10 +109,51 @@ def test_claims_about_the_tables() -> None:
         row["thread_names"].strip() for row in table(STEP, VARIANT, "own_tables", cpu_ok=False)
     }
     assert any(n.startswith("stream ") for n in names)
+    # "The exception is Kineto's instant markers (Iteration Start, Record Window End), on a
+    # global track with no thread: the query below ... leaves out those N of the trace's slices."
+    shown = sum(int(row["slices"]) for row in table(STEP, VARIANT, "own_tables", cpu_ok=False))
+    assert 0 < facts["off_thread_slices"] == facts["slices"] - shown
+    off_thread = trace_rows(
+        _trace(),
+        "SELECT s.name, s.dur, t.type FROM slice AS s JOIN track AS t ON t.id = s.track_id "
+        "WHERE s.track_id NOT IN (SELECT id FROM thread_track) ORDER BY s.ts",
+    )
+    assert len(off_thread) == facts["off_thread_slices"]
+    assert [row["name"].split(":")[0] for row in off_thread] == [
+        "Iteration Start",
+        "Record Window End",
+    ]
+    assert all(row["dur"] == 0 and "global" in row["type"] for row in off_thread)
     assert facts["counters"] == 0 and facts["flows"] > 0
+    # "flow holds the arrows from a launch to the GPU work it started (a training trace also has
+    # arrows from a forward operator to its backward, both ends cpu_op)".
+    ends = "JOIN slice AS a ON a.id = f.slice_out JOIN slice AS b ON b.id = f.slice_in"
+    here = trace_rows(
+        _trace(), f"SELECT DISTINCT a.category AS o, b.category AS i FROM flow AS f {ends}"
+    )
+    assert {row["o"] for row in here} == {"cuda_runtime", "cuda_driver"}
+    assert {row["i"] for row in here} <= {"kernel", "gpu_memcpy", "gpu_memset"}
+    fwd_bwd = trace_rows(
+        variant_dir("train", "compiled", cpu_ok=False) / "trace.json.gz",
+        f"SELECT COUNT(*) AS n, SUM(b.name GLOB '*Backward*') AS backward FROM flow AS f {ends} "
+        "WHERE a.category = 'cpu_op' AND b.category = 'cpu_op'",
+    )
+    assert fwd_bwd[0]["n"] > 0 and fwd_bwd[0]["backward"] == fwd_bwd[0]["n"]
     assert facts["steps"] == len(table(STEP, VARIANT, "own_steps", cpu_ok=False))
-    keys = {row["key"] for row in table(STEP, VARIANT, "own_args", cpu_ok=False)}
-    assert {"args.correlation", "args.grid[0]", "args.registers per thread", "args.stream"} <= keys
+    args = {row["key"]: row["value"] for row in table(STEP, VARIANT, "own_args", cpu_ok=False)}
+    assert {"args.correlation", "args.grid[0]", "args.registers per thread", "args.stream"} <= {
+        *args
+    }
+    # "est. achieved occupancy %, which reads zero on this GEMM" (the first kernel is the GEMM).
+    assert float(args["args.est. achieved occupancy %"]) == 0
+    first_kernel = trace_rows(
+        _trace(), "SELECT name FROM slice WHERE category = 'kernel' ORDER BY ts LIMIT 1"
+    )
+    assert first_kernel[0]["name"].startswith("nvjet_")
+    # "blocks per SM ... Kineto's own arithmetic": the grid's blocks over the GPU's SMs.
+    blocks = int(args["args.grid[0]"]) * int(args["args.grid[1]"]) * int(args["args.grid[2]"])
+    sms = capture_record(STEP, VARIANT, cpu_ok=False)["environment"]["gpu_sm_count"]
+    assert float(args["args.blocks per SM"]) == pytest.approx(blocks / sms, abs=0.05)
 
 
 def test_claims_about_the_steps_and_the_slowest_calls() -> None:
@@ -102,14 +163,19 @@ def test_claims_about_the_steps_and_the_slowest_calls() -> None:
     # "The first step is the longest", against the shortest.
     assert durations[0] == max(durations) == facts["first_step_ns"]
     assert min(durations) == facts["shortest_step_ns"]
+    # "The code had already run before it, untraced and in the schedule's wait and warmup steps,
+    # so this is not a first call's cost."
+    record = capture_record(STEP, VARIANT, cpu_ok=False)
+    wait, warmup = record["schedule"]["wait"], record["schedule"]["warmup"]
+    assert record["settings"]["warmup"] > 0 and wait > 0 and warmup > 0
+    assert steps[0]["step"] == f"ProfilerStep#{wait + warmup}"
     slowest = table(STEP, VARIANT, "own_slowest", cpu_ok=False)
     # "The slowest aten::mm is the one in the first step ... the GPU time of the work it launched
     # (its GEMM kernel and a memset) is close to every other call's."
     assert slowest[0]["step"] == steps[0]["step"]
     assert all(row["launched"] == "2" for row in slowest)
-    trace = variant_dir(STEP, VARIANT, cpu_ok=False) / "trace.json.gz"
     launched = trace_rows(
-        trace,
+        _trace(),
         "SELECT DISTINCT g.category FROM slice AS op "
         "JOIN slice AS r ON r.track_id = op.track_id AND r.ts >= op.ts AND r.ts < op.ts + op.dur "
         "JOIN flow AS f ON f.slice_out = r.id JOIN slice AS g ON g.id = f.slice_in "
@@ -132,6 +198,54 @@ def test_claims_about_the_launches() -> None:
     assert len(by_kernel) == 2
     for waits in by_kernel.values():
         assert len(waits) > 1 and waits == sorted(waits) and waits[0] < waits[-1]
+    # ... and it keeps growing over every step of the trace, not only the rows shown.
+    every = trace_rows(
+        _trace(),
+        "SELECT k.name, k.ts - l.ts AS wait FROM flow AS f JOIN slice AS l ON l.id = f.slice_out "
+        "JOIN slice AS k ON k.id = f.slice_in WHERE k.category = 'kernel' ORDER BY k.ts",
+    )
+    for name in {row["name"] for row in every}:
+        waits = [row["wait"] for row in every if row["name"] == name]
+        assert len(waits) == _facts()["steps"] and waits == sorted(waits), name
+
+
+def test_claims_about_flows_the_importer_moved() -> None:
+    """The page: "In the batch-1 decode trace of Part 4, every flow whose two ends disagree leaves a
+    cudaLaunchKernelExC, the reduce kernels' launch call, and ends on a GEMM": the importer
+    dropped the reduce kernel, and its flow landed on the GEMM it overlapped. Part 4's decode
+    page says the same of the batch-1 trace: "Most of their launch calls keep their arrow in
+    Perfetto, and it lands on the GEMM the dropped kernel overlapped"."""
+    llm = values("llm", "eager_b1", cpu_ok=False)
+    disagree = trace_rows(
+        variant_dir("llm", "eager_b1", cpu_ok=False) / "trace.json.gz",
+        "SELECT l.name AS launch, k.name AS kernel FROM flow AS f "
+        "JOIN slice AS l ON l.id = f.slice_out JOIN slice AS k ON k.id = f.slice_in "
+        "WHERE k.category = 'kernel' AND EXTRACT_ARG(l.arg_set_id, 'args.correlation') "
+        "!= EXTRACT_ARG(k.arg_set_id, 'args.correlation')",
+    )
+    dropped = llm["trace_import"]["overlapping_slices_dropped"]
+    assert dropped / 2 < len(disagree) <= dropped
+    reduce_launch = llm["llm_decode"]["splitk_reduce_launch"]
+    assert reduce_launch == llm["llm_decode"]["dropped_kernel_launch"] == "cudaLaunchKernelExC"
+    assert {row["launch"] for row in disagree} == {reduce_launch}
+    assert all(row["kernel"].startswith("nvjet_") for row in disagree)
+
+
+def test_a_trace_without_steps() -> None:
+    """The page: "Without steps, section 5 lists the calls with no step and section 6 has no window;
+    guide_windows_loop then makes the whole trace one window": on a ROCm trace from another
+    project, with no ProfilerStep#N. The stats query the page gives runs as written."""
+    assert not query_rows(MI300X, "own_steps") and not query_rows(MI300X, "own_busy")
+    slowest = query_rows(MI300X, "own_slowest")
+    assert slowest and all(row["step"] is None for row in slowest)
+    loop = trace_rows(
+        MI300X, "INCLUDE PERFETTO MODULE guide.windows; SELECT location FROM guide_windows_loop"
+    )
+    assert loop == [{"location": "whole trace"}]
+    text = _page(PAGES[0])
+    stats_sql = re.search(r"`(SELECT value FROM stats WHERE name = '[\w]+')`", text)
+    assert stats_sql, "the page's stats query"
+    assert trace_rows(_trace(), stats_sql[1]) == [{"value": 0}]
 
 
 def test_claims_about_busy_and_gaps() -> None:
@@ -139,12 +253,55 @@ def test_claims_about_busy_and_gaps() -> None:
     shares = [float(row["busy_pct"]) for row in busy]
     # "The first step has the lowest share": its GEMM starts late and runs on into the next step.
     assert shares[0] == min(shares) == _facts()["first_busy_pct"]
-    trace = variant_dir(STEP, VARIANT, cpu_ok=False) / "trace.json.gz"
+    trace = _trace()
     first_gemm_end, first_step_end = trace_rows(
         trace,
         "SELECT (SELECT ts + dur FROM slice WHERE category = 'kernel' ORDER BY ts LIMIT 1) AS k, "
         "(SELECT ts + dur FROM slice WHERE name GLOB 'ProfilerStep#*' ORDER BY ts LIMIT 1) AS s",
     )[0].values()
     assert first_gemm_end > first_step_end
+    # "It launches its first GPU work after most of its window has passed ... In the later steps
+    # ... what keeps it busy in a step's window was launched in earlier steps."
+    per_step = trace_rows(
+        trace,
+        "INCLUDE PERFETTO MODULE guide.windows; "
+        "SELECT st.step, st.ts, st.dur, MIN(l.ts) AS first_launch, MAX(l.ts) AS last_launch "
+        "FROM guide_kineto_profiler_step AS st JOIN guide_kineto_launch_link AS ll "
+        "JOIN slice AS l ON l.id = ll.launch_id JOIN guide_kineto_gpu_activity AS g "
+        "ON g.id = ll.gpu_id AND g.ts < st.ts + st.dur AND g.ts + g.dur > st.ts "
+        "GROUP BY st.step ORDER BY st.step",
+    )
+    first, *later = per_step
+    assert first["first_launch"] - first["ts"] > first["dur"] / 2
+    assert len(later) == _facts()["steps"] - 1
+    assert all(row["last_launch"] < row["ts"] for row in later)
     causes = {row["cause"] for row in table(STEP, VARIANT, "own_gaps", cpu_ok=False)}
     assert {"host", "other"} <= causes
+    # "Here every other gap is shorter than any kernel."
+    longest_other, shortest_kernel = trace_rows(
+        trace,
+        "INCLUDE PERFETTO MODULE guide.windows; "
+        "SELECT (SELECT MAX(dur) FROM guide_windows_gpu_gap WHERE cause = 'other') AS g, "
+        "(SELECT MIN(dur) FROM slice WHERE category = 'kernel') AS k",
+    )[0].values()
+    assert longest_other < shortest_kernel
+
+
+def test_the_route_for_a_reader_with_a_trace() -> None:
+    """docs/own-trace.md: its doctor commands parse as the doctor's own options, the report's
+    "cannot show" covers the four gaps it names (no GPU activity, no launch arrows, no shapes, no
+    steps), and every finding has its "Guide:" link."""
+    from generators.doctor import examine, render
+    from generators.doctor.__main__ import build_parser
+
+    text = _page(REPO / "docs" / "own-trace.md")
+    commands = re.findall(r"^\s*\.venv/bin/python -m generators\.doctor (.+)$", text, re.M)
+    assert len(commands) == 2
+    for command in commands:
+        args = build_parser().parse_args(command.split())
+        assert args.traces == [Path("trace.json.gz")]
+    assert "--format html -o report.html" in commands[1]
+    source = Path(examine.__file__).read_text(encoding="utf-8")
+    for kind in ("no-gpu", "no-flows", "no-shapes", "no-steps"):
+        assert f'"{kind}"' in source, kind
+    assert "Guide:" in Path(render.__file__).read_text(encoding="utf-8")

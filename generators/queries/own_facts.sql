@@ -7,6 +7,9 @@ WITH steps AS (SELECT ts, dur FROM slice WHERE name GLOB 'ProfilerStep#*')
 SELECT
   (SELECT COUNT(*) FROM slice) AS slices,
   (SELECT COUNT(*) FROM thread_track) AS thread_tracks,
+  -- Slices on a track that is no thread's (Kineto's global instant markers).
+  (SELECT COUNT(*) FROM slice WHERE track_id NOT IN (SELECT id FROM thread_track))
+    AS off_thread_slices,
   (SELECT COUNT(*) FROM flow) AS flows,
   (SELECT COUNT(*) FROM counter) AS counters,
   (SELECT COUNT(*) FROM steps) AS steps,

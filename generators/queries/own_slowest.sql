@@ -26,7 +26,9 @@ SELECT
     WHERE l.track_id = op.track_id AND l.ts >= op.ts AND l.ts < op.ts + op.dur
   ) AS gpu_ns
 FROM slice AS op
-JOIN slice AS step
+-- The step the call ran in: a LEFT JOIN, so that a trace without ProfilerStep#N still lists its
+-- calls (with no step).
+LEFT JOIN slice AS step
   ON step.track_id = op.track_id AND step.name GLOB 'ProfilerStep#*'
   AND op.ts >= step.ts AND op.ts < step.ts + step.dur
 WHERE op.name = 'aten::mm'
