@@ -86,6 +86,10 @@ def format_bytes(n: float) -> str:
 def format_count(n: float) -> str:
     if float(n).is_integer():
         return f"{int(n):,}"
+    if abs(n) >= 999.5:
+        # Three significant figures of a mean this large are a whole number: its digits are
+        # grouped like a whole count's, so 2,497 and 2,382 read alike side by side.
+        return f"{round(n):,}"
     return _sig3(float(n))
 
 

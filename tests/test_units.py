@@ -29,6 +29,11 @@ from generators.units import format_value, unit_of
         (0, "gpu_busy_pct", "0 %"),
         (312.0, "achieved_tflops", "312 TFLOP/s"),
         (4350, "kernels", "4,350"),
+        # A mean of a count groups its digits like a whole count beside it.
+        (2496.8, "kernels_per_step", "2,497"),
+        (999.6, "kernels_per_step", "1,000"),
+        (999.4, "kernels_per_step", "999"),
+        (12.34, "kernels_per_step", "12.3"),
         (2.5, "ratio", "2.50"),
         (9.996, "x_pct", "10.0 %"),
         (123.456, "tokens_per_s", "123/s"),

@@ -282,50 +282,6 @@ def test_every_nav_page_loads_cleanly(
     assert problems == []
 
 
-def largest_focused_trace_per_part(built_site: Path) -> dict[str, tuple[str, str]]:
-    """Part folder -> (page URL path, trace src) of the largest trace a focused button opens."""
-    widget = re.compile(r'<div class="pg-perfetto"[^>]*>', re.S)
-    best: dict[str, tuple[int, str, str]] = {}
-    for html_page in sorted(built_site.glob("part-*/*/index.html")):
-        part = html_page.relative_to(built_site).parts[0]
-        for tag in widget.findall(html_page.read_text()):
-            if "data-vis-start" not in tag:
-                continue
-            src = re.search(r'data-trace-src="([^"]+)"', tag)[1]  # type: ignore[index]
-            size = (html_page.parent / src).resolve().stat().st_size
-            page_path = html_page.parent.relative_to(built_site).as_posix() + "/"
-            if size > best.get(part, (-1, "", ""))[0]:
-                best[part] = (size, page_path, src)
-    return {part: (page, src) for part, (_, page, src) in best.items()}
-
-
-def test_largest_trace_of_each_part_opens_zoomed(
-    context: BrowserContext, site: str, built_site: Path, console_errors: ConsoleErrors
-) -> None:
-    """A large trace loads after the UI stops retrying postMessage zooms: the URL carries it."""
-    targets = largest_focused_trace_per_part(built_site)
-    assert {"part-1", "part-4"} <= set(targets), targets
-    for part, (page_path, src) in sorted(targets.items()):
-        guide = open_guide(context, urljoin(site, page_path), console_errors, label=part)
-        widget = f'.pg-perfetto[data-trace-src="{src}"][data-vis-start]'
-        expected = (
-            int(guide.page.get_attribute(widget, "data-vis-start") or 0),
-            int(guide.page.get_attribute(widget, "data-vis-end") or 0),
-        )
-        with guide.page.expect_popup(timeout=STEP_TIMEOUT_MS) as popup_info:
-            guide.page.locator(f"{widget} .pg-perfetto__open").first.click()
-        perfetto = console_errors.watch(popup_info.value, f"perfetto {part}")
-        perfetto.wait_for_function(TRACE_READY_JS, timeout=3 * STEP_TIMEOUT_MS)
-        visible = wait_for_window(perfetto, expected)
-        assert all(abs(a - b) <= TOLERANCE_NS for a, b in zip(visible, expected, strict=True)), (
-            f"{part} {src}: visible window {visible} ns, focus window {expected} ns"
-        )
-        RESULTS.mkdir(exist_ok=True)
-        perfetto.screenshot(path=str(RESULTS / f"perfetto-zoom-{part}.png"))
-        perfetto.close()
-        guide.page.close()
-
-
 @pytest.mark.parametrize("edition", ["", "ja/"])
 def test_a_tap_on_an_abbreviation_shows_its_explanation(
     chromium: Browser,
