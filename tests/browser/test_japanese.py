@@ -174,7 +174,8 @@ COMPOUND_QUERIES = {
     "起動レイテンシ": "part-1/03-dispatch-chain/",
     "オーバーヘッド律速": "part-4/02-decode-step/",
     "再コンパイル": "check-your-trace/",
-    "プロファイラのオーバーヘッド": "start/",
+    # Where the guide first weighs the profiler's own cost against a step it slows.
+    "プロファイラのオーバーヘッド": "part-4/02-decode-step/",
     "バックワード": "glossary/",
     "フォワード": "glossary/",
     "ギャップ": "glossary/",
