@@ -19,10 +19,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from generators.perfetto_ui import TRACE_PROCESSOR_PORT
+from tests.browser.perfetto_ui import NON_LOCAL
 from tests.serving import StaticServer
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, BrowserContext, Page
+    from playwright.sync_api import Browser, BrowserContext, Page, Route
 
 CHROMIUM_PATH = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -72,6 +73,18 @@ def chromium() -> Iterator[Browser]:
             yield browser
         finally:
             browser.close()
+
+
+@pytest.fixture
+def context(browser_context: BrowserContext) -> BrowserContext:
+    """A fresh context that refuses every request off this machine (the guide's pages and the
+    Perfetto UI must work from 127.0.0.1 alone)."""
+
+    def refuse(route: Route) -> None:
+        route.abort("blockedbyclient")
+
+    browser_context.route(NON_LOCAL, refuse)
+    return browser_context
 
 
 @pytest.fixture

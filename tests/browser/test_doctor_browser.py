@@ -21,7 +21,6 @@ from generators.doctor.detectors import load_detectors
 from generators.doctor.examine import examine
 from generators.tp import open_trace
 from tests.browser.perfetto_ui import (
-    NON_LOCAL,
     STEP_TIMEOUT_MS,
     TOLERANCE_NS,
     TRACE_READY_JS,
@@ -30,7 +29,7 @@ from tests.browser.perfetto_ui import (
 from tests.reference_traces import H100_BERT
 
 if TYPE_CHECKING:
-    from playwright.sync_api import BrowserContext, Page, Route
+    from playwright.sync_api import BrowserContext, Page
 
     from tests.serving import StaticServer
 
@@ -87,15 +86,6 @@ def harness_ja(
     tmp_path_factory: pytest.TempPathFactory, static_server: StaticServer, perfetto_ui: str
 ) -> str:
     return _harness_page(tmp_path_factory, static_server, perfetto_ui, "ja")
-
-
-@pytest.fixture
-def context(browser_context: BrowserContext) -> BrowserContext:
-    def refuse(route: Route) -> None:
-        route.abort("blockedbyclient")
-
-    browser_context.route(NON_LOCAL, refuse)
-    return browser_context
 
 
 def _check(context: BrowserContext, harness: str, console: ConsoleErrors, trace: Path) -> Page:

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests.browser.perfetto_ui import (
-    NON_LOCAL,
     STEP_TIMEOUT_MS,
     TOLERANCE_NS,
     TRACE_READY_JS,
@@ -25,7 +24,7 @@ from tests.browser.perfetto_ui import (
 from tests.reference_traces import A100_ADD
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, BrowserContext, Page, Route
+    from playwright.sync_api import Browser, BrowserContext, Page
 
     from tests.serving import StaticServer
 
@@ -63,15 +62,6 @@ def site(tmp_path_factory: pytest.TempPathFactory, static_server: StaticServer, 
     page = HARNESS.read_text(encoding="utf-8").replace("__PERFETTO_ORIGIN__", perfetto_ui)
     (folder / HARNESS.name).write_text(page, encoding="utf-8")
     return static_server(folder)
-
-
-@pytest.fixture
-def context(browser_context: BrowserContext) -> BrowserContext:
-    def refuse(route: Route) -> None:
-        route.abort("blockedbyclient")
-
-    browser_context.route(NON_LOCAL, refuse)
-    return browser_context
 
 
 def open_harness(

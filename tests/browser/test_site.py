@@ -18,7 +18,6 @@ from urllib.parse import urljoin, urlsplit
 import pytest
 
 from tests.browser.perfetto_ui import (
-    NON_LOCAL,
     STEP_TIMEOUT_MS,
     TOLERANCE_NS,
     TRACE_READY_JS,
@@ -26,7 +25,7 @@ from tests.browser.perfetto_ui import (
 )
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, BrowserContext, Page, Request, Route
+    from playwright.sync_api import Browser, BrowserContext, Page, Request
 
     from .conftest import ConsoleErrors
 
@@ -54,15 +53,6 @@ BROKEN_IMAGES_JS = """async () => {
 
 
 # ------------------------------------------------------------------------ fixtures
-
-
-@pytest.fixture
-def context(browser_context: BrowserContext) -> BrowserContext:
-    def refuse(route: Route) -> None:
-        route.abort("blockedbyclient")
-
-    browser_context.route(NON_LOCAL, refuse)
-    return browser_context
 
 
 # ------------------------------------------------------------------------ helpers
