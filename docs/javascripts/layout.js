@@ -74,13 +74,20 @@
     mountFrames();
   }
 
-  // One listener for every switcher link, present or swapped in later.
+  // One listener for every switcher link, present or swapped in later. Both editions have the
+  // same page paths and heading ids, so the link (the other edition's root plus this page's
+  // path) and this page's #anchor are the reader's place there. The listener goes first and
+  // ends the click: the theme's own handler looks the page up in the other edition's sitemap
+  // and, where it does not find it there, opens that edition's home page instead.
   document.addEventListener("click", function (event) {
+    if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey) return;
     var link = event.target.closest && event.target.closest("a.md-select__link[hreflang]");
-    if (!link || !location.hash) return;
+    if (!link) return;
     var url = new URL(link.href, location.href);
     url.hash = location.hash;
-    link.href = url.href;
+    event.preventDefault();
+    event.stopPropagation();
+    location.assign(url.href);
   }, true);
 
   if (window.document$) {

@@ -18,7 +18,6 @@ from tests.browser.test_site import (
     BROKEN_IMAGES_JS,
     FIRST_TRACE,
     RESULTS,
-    context,  # noqa: F401 (fixture)
     guide_errors,
     open_guide,
 )
@@ -35,7 +34,7 @@ PHONE = {"width": 390, "height": 844}
 
 
 def test_japanese_first_trace_page_is_japanese_with_the_same_data(
-    context: BrowserContext,  # noqa: F811
+    context: BrowserContext,
     site: str,
     console_errors: ConsoleErrors,
 ) -> None:
@@ -73,7 +72,7 @@ def test_japanese_first_trace_page_is_japanese_with_the_same_data(
 
 
 def test_language_switcher_leads_to_the_same_page(
-    context: BrowserContext,  # noqa: F811
+    context: BrowserContext,
     site: str,
     console_errors: ConsoleErrors,
 ) -> None:
@@ -87,7 +86,7 @@ def test_language_switcher_leads_to_the_same_page(
 
 
 def test_japanese_search_finds_japanese_words(
-    context: BrowserContext,  # noqa: F811
+    context: BrowserContext,
     site: str,
     console_errors: ConsoleErrors,
 ) -> None:
@@ -109,7 +108,7 @@ def test_japanese_search_finds_japanese_words(
 
 
 def test_japanese_perfetto_button_opens_the_english_editions_trace(
-    context: BrowserContext,  # noqa: F811
+    context: BrowserContext,
     site: str,
     perfetto_ui: str,
     console_errors: ConsoleErrors,
@@ -136,7 +135,7 @@ def test_japanese_perfetto_button_opens_the_english_editions_trace(
 
 
 def test_every_japanese_nav_page_loads_cleanly(
-    context: BrowserContext,  # noqa: F811
+    context: BrowserContext,
     site: str,
     console_errors: ConsoleErrors,
 ) -> None:
@@ -183,7 +182,7 @@ COMPOUND_QUERIES = {
 
 
 def test_japanese_search_finds_compound_words_typed_without_spaces(
-    context: BrowserContext,  # noqa: F811
+    context: BrowserContext,
     site: str,
     console_errors: ConsoleErrors,
 ) -> None:
@@ -212,11 +211,14 @@ def test_japanese_search_finds_compound_words_typed_without_spaces(
 
 
 def test_language_switcher_keeps_the_readers_place(
-    context: BrowserContext,  # noqa: F811
+    context: BrowserContext,
     site: str,
     console_errors: ConsoleErrors,
 ) -> None:
     page = open_guide(context, urljoin(site, "glossary/#gap"), console_errors).page
+    # Once the theme has read the other edition's sitemap its own handler is armed too: the
+    # switch must keep the place then as well.
+    page.wait_for_load_state("networkidle")
     page.click(".md-header__option .md-select > button")
     page.click('.md-select__link[hreflang="ja"]')
     page.wait_for_url("**/ja/glossary/**", timeout=STEP_TIMEOUT_MS)
