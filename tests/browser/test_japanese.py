@@ -23,7 +23,7 @@ from tests.browser.test_site import (
 )
 
 if TYPE_CHECKING:
-    from playwright.sync_api import BrowserContext
+    from playwright.sync_api import BrowserContext, Locator, Page
 
     from .conftest import ConsoleErrors
 
@@ -85,16 +85,23 @@ def test_language_switcher_leads_to_the_same_page(
     assert guide_errors(console_errors) == []
 
 
+def _japanese_search_box(
+    context: BrowserContext, site: str, console_errors: ConsoleErrors
+) -> tuple[Page, Locator]:
+    """The Japanese home page with its search box opened by the "/" shortcut."""
+    page = open_guide(context, urljoin(site, "ja/"), console_errors).page
+    page.keyboard.press("/")
+    search = page.locator("input.md-search__input")
+    search.wait_for(state="visible", timeout=STEP_TIMEOUT_MS)
+    return page, search
+
+
 def test_japanese_search_finds_japanese_words(
     context: BrowserContext,
     site: str,
     console_errors: ConsoleErrors,
 ) -> None:
-    guide = open_guide(context, urljoin(site, "ja/"), console_errors)
-    page = guide.page
-    page.keyboard.press("/")
-    search = page.locator("input.md-search__input")
-    search.wait_for(state="visible", timeout=STEP_TIMEOUT_MS)
+    page, search = _japanese_search_box(context, site, console_errors)
     # Typed text that is not on a keyboard arrives as one input: a key press after it makes
     # Material's search (which listens to key events) run the query.
     search.fill("カーネル")
@@ -186,11 +193,7 @@ def test_japanese_search_finds_compound_words_typed_without_spaces(
     site: str,
     console_errors: ConsoleErrors,
 ) -> None:
-    guide = open_guide(context, urljoin(site, "ja/"), console_errors)
-    page = guide.page
-    page.keyboard.press("/")
-    search = page.locator("input.md-search__input")
-    search.wait_for(state="visible", timeout=STEP_TIMEOUT_MS)
+    page, search = _japanese_search_box(context, site, console_errors)
     first: dict[str, str | None] = {}
     for query in COMPOUND_QUERIES:
         search.fill(query)
