@@ -8,6 +8,9 @@ PY := $(VENV)/bin/python
 DEVICE ?= auto
 STEP ?=
 STRICT_GPU ?=
+# Processes `make test` runs the tests in (pytest-xdist): two keep both cores of a small machine
+# busy while one of them waits on a browser or an engine; more help where there are more cores.
+TEST_WORKERS ?= 2
 # Which edition `make serve` serves: en (mkdocs.yml) or ja (mkdocs.ja.yml). Not LANG: that
 # variable already holds the shell's locale.
 EDITION ?= en
@@ -34,7 +37,7 @@ unexport PYTHONDONTWRITEBYTECODE
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
-	@echo "  Options: DEVICE=auto|cuda|cpu  STEP=<slug>  STRICT_GPU=1  EDITION=en|ja (serve)"
+	@echo "  Options: DEVICE=auto|cuda|cpu  STEP=<slug>  STRICT_GPU=1  EDITION=en|ja (serve)  TEST_WORKERS=2 (test)"
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -62,7 +65,7 @@ site: $(SITE_STAMP) ## Build both editions into site/ and site/ja/ (STRICT_GPU=1
 	PROFILING_GUIDE_STRICT_GPU=$(STRICT_GPU) $(PY) -m mkdocs build --strict -f mkdocs.ja.yml
 
 test: $(DEV_STAMP) $(CHROMIUM) ## Run every test, ruff included (sets up first if needed)
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 lint: $(DEV_STAMP) ## ruff check and format check
 	$(PY) -m ruff check .

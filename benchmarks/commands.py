@@ -64,6 +64,24 @@ def serve_start(venv: Path) -> float:
         proc.wait(timeout=30)
 
 
+#: What each fresh-clone run of the suite reported: its summary line and its slowest tests.
+CLONE_RUNS: list[dict[str, object]] = []
+
+
+def suite_report(output: str) -> dict[str, object]:
+    """The summary line of pytest's output and its ``--durations`` list (slowest first)."""
+    lines = output.splitlines()
+    summary = next((ln.strip("= ") for ln in reversed(lines) if " passed" in ln), "")
+    slowest: list[str] = []
+    if any("slowest" in ln and "durations" in ln for ln in lines):
+        start = next(i for i, ln in enumerate(lines) if "slowest" in ln and "durations" in ln)
+        for line in lines[start + 1 :]:
+            if not line[:1].isdigit():
+                break
+            slowest.append(" ".join(line.split()))
+    return {"summary": summary, "slowest": slowest}
+
+
 def test_in_fresh_clone() -> float:
     """Seconds of `make test` in a fresh clone of the committed tree, in an empty folder: the
     virtual environment made and installed from the package cache, then every test."""
@@ -81,6 +99,7 @@ def test_in_fresh_clone() -> float:
                 f"make test failed in {clone}:\n{result.stdout[-4000:]}\n{result.stderr[-2000:]}"
             )
         print(result.stdout.strip().splitlines()[-1], file=sys.stderr)
+        CLONE_RUNS.append(suite_report(result.stdout))
         return took
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -145,6 +164,8 @@ def main() -> None:
             "measured": time.strftime("%Y-%m-%d"),
             "command": "python benchmarks/commands.py " + " ".join(sys.argv[1:]),
         }
+        if name == "test-clone" and CLONE_RUNS:
+            results["commands"][name]["last_run"] = CLONE_RUNS[-1]
         write(results)
     print(OUT_MD.read_text())
 
@@ -173,6 +194,17 @@ def write(results: dict) -> None:
         made = entry.get("command", results["command"]).strip()
         when = entry.get("measured", "")
         lines.append(f"| {entry['what']} | {entry['median_s']:.1f} s | {runs} | `{made}` {when} |")
+    last = results["commands"].get("test-clone", {}).get("last_run")
+    if last:
+        lines += [
+            "",
+            "## The suite's last fresh-clone run",
+            "",
+            f"`{last['summary']}`. Its slowest tests (pytest's `--durations`; "
+            "`make test` runs them in two worker processes side by side):",
+            "",
+            *(f"- `{line}`" for line in last["slowest"]),
+        ]
     OUT_MD.write_text("\n".join(lines) + "\n")
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from generators import env
+from generators.perfetto_ui import PerfettoUINotFound, StaticServers, web_dist
 from tests import background
 from tests.open_traces import POOL
 from tests.reference_traces import all_traces
@@ -44,15 +45,46 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def _owns_the_run(config: pytest.Config) -> bool:
+    """Whether this process owns the run: the xdist controller, or the only process."""
+    return not hasattr(config, "workerinput")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The owning process makes the folder the run's processes share and serves the Perfetto UI
+    # for all of them (tests/background.py); workers inherit both through the environment.
+    if not _owns_the_run(config) or config.option.collectonly:
+        return
+    shared = Path(tempfile.mkdtemp(prefix="profiling-guide-test-run-"))
+    os.environ[background.RUN_DIR] = str(shared)
+    config.add_cleanup(lambda: shutil.rmtree(shared, ignore_errors=True))
+    try:
+        dist = web_dist()
+    except PerfettoUINotFound:
+        return  # the perfetto_ui fixture fails with the reason, in the tests that need it
+    servers = StaticServers()
+    config.add_cleanup(servers.close)
+    os.environ[background.PERFETTO_UI] = servers.serve(dist)
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
-    # The fresh derive that test_derive compares with the committed files starts now, in the
-    # background (tests/background.py), when that test is to run.
-    if session.config.option.collectonly:
+    # Run alone (no xdist), the process starts the fresh derive that test_derive compares with
+    # the committed files as soon as it knows that test is to run (tests/background.py).
+    if session.config.option.collectonly or not _owns_the_run(session.config):
         return
     if any(item.nodeid == background.REDERIVE_TEST for item in session.items):
         background.start_rederive()
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: object, ids: list[str]) -> None:
+    # The xdist controller collects nothing itself: it starts the fresh derive when the first
+    # worker reports that test among those it collected.
+    if background.REDERIVE_TEST in ids:
+        background.start_rederive()
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     POOL.close()
-    background.stop_all()
+    if _owns_the_run(session.config):
+        background.stop_all()

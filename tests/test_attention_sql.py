@@ -23,6 +23,10 @@ from tests import sql_rows
 from tests.open_traces import shared_trace
 from tests.reference_traces import REFERENCE_TRACES as REFERENCE
 
+# Tests that read the same traces run in one worker process of `make test`, which imports each
+# trace once (tests/open_traces.py); the other worker runs the rest.
+pytestmark = pytest.mark.xdist_group("attention-traces")
+
 REPO = Path(__file__).resolve().parents[1]
 MODULE = REPO / "generators" / "sql" / "attention.sql"
 REGION_FILTER = "category = 'user_annotation' AND (name = 'attn_fwd' OR name GLOB 'attn_fwd/*')"

@@ -23,6 +23,10 @@ from tests.claims import (
     variant_dir,
 )
 
+# Tests that read the same traces run in one worker process of `make test`, which imports each
+# trace once (tests/open_traces.py); the other worker runs the rest.
+pytestmark = pytest.mark.xdist_group("attention-traces")
+
 STEP = "attention"
 CPU_VARIANTS = ("naive", "naive_inplace", "sdpa_math", "sdpa_flash")
 FUSED = {

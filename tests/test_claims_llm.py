@@ -14,6 +14,10 @@ import pytest
 
 from tests.claims import capture_record, needs_cuda, shown_device, table, trace_table, values
 
+# Tests that read the same traces run in one worker process of `make test`, which imports each
+# trace once (tests/open_traces.py); the other worker runs the rest.
+pytestmark = pytest.mark.xdist_group("llm-traces")
+
 STEP = "llm"
 EAGER, BATCH, LAYERS, GRAPHS = "eager_b1", "eager_b8", "eager_b1_layers", "static_compiled_b1"
 

@@ -42,7 +42,7 @@ def tree(root: Path) -> dict[str, str]:
 def rederived() -> Path:
     """A copy of the committed artifacts, derived afresh from their traces: started in the
     background as the run began (tests/background.py), waited for here."""
-    job = background.start_rederive()
+    job = background.rederive()
     code, output = job.wait()
     assert code == 0, output
     return job.artifacts

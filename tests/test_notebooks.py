@@ -8,8 +8,6 @@ committed files do not change from one run to the next, and each is in the site'
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -98,26 +96,12 @@ def execute(path: Path) -> tuple[list[dict], str]:
     return errors, " ".join(text.split())
 
 
-@pytest.fixture(scope="module")
-def executed(
-    request: pytest.FixtureRequest,
-) -> Iterator[dict[str, Future[tuple[list[dict], str]]]]:
-    """The notebooks this run tests, started at once, two at a time: each runs in a kernel
-    process of its own, so the second core works while the first notebook waits on its kernel
-    or its engine."""
-    selected = [
-        item.callspec.params["path"]
-        for item in request.session.items
-        if getattr(item, "originalname", None) == "test_notebook_runs_on_cpu"
-    ]
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="notebook") as pool:
-        yield {path.stem: pool.submit(execute, path) for path in selected}
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_notebook_runs_on_cpu(path: Path, executed) -> None:
-    errors, text = executed[path.stem].result()
+def test_notebook_runs_on_cpu(path: Path) -> None:
+    """Each notebook in a kernel process of its own; ``make test``'s worker processes run two
+    side by side."""
+    errors, text = execute(path)
     assert not errors
     for found in FOUND[path.stem]:
         assert found in text, f"{path.stem}: its key query did not print {found!r}"

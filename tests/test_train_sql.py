@@ -19,6 +19,10 @@ from tests.claims import ARTIFACTS
 from tests.reference_traces import V100
 from tests.sql_rows import query_rows, trace_rows
 
+# Tests that read the same traces run in one worker process of `make test`, which imports each
+# trace once (tests/open_traces.py); the other worker runs the rest.
+pytestmark = pytest.mark.xdist_group("train-traces")
+
 INCLUDE = "INCLUDE PERFETTO MODULE guide.train;\n"
 CPU_TRAIN = ARTIFACTS / "cpu" / "train"
 #: Profiled steps in the V100 trace (ProfilerStep#101 to #105).

@@ -195,6 +195,12 @@ def test_search_finds_the_workload(
     assert guide_errors(console_errors) == []
 
 
+#: From the click to the focused window, the Perfetto UI's first start included (it compiles its
+#: WebAssembly): a few seconds on a reader's machine; the bound allows for this test sharing two
+#: cores with the other worker process of ``make test``, and still catches a hang or a stall.
+CLICK_TO_TRACE_S = 30
+
+
 def test_open_in_perfetto_draws_the_trace(
     context: BrowserContext, site: str, perfetto_ui: str, console_errors: ConsoleErrors
 ) -> None:
@@ -243,7 +249,7 @@ def test_open_in_perfetto_draws_the_trace(
     assert any(url.endswith(".json.gz") for url in guide.requested), guide.requested
     assert guide.non_local() == []
     assert guide_errors(console_errors) == []
-    assert elapsed < 15, f"click to focused trace took {elapsed:.1f} s"
+    assert elapsed < CLICK_TO_TRACE_S, f"click to focused trace took {elapsed:.1f} s"
 
 
 def test_every_nav_page_loads_cleanly(
