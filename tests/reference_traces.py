@@ -18,6 +18,10 @@ A100_TRITON = REFERENCE_TRACES / "a100-triton-compiled.json.gz"
 H100_BERT = REFERENCE_TRACES / "h100-bert-small-inference.json.gz"
 MI300X = REFERENCE_TRACES / "mi300x-compiled-triton.json.gz"
 V100 = REFERENCE_TRACES / "v100-resnet-train.json.gz"
+MI250_TRAIN = REFERENCE_TRACES / "hta-amd_trace-mi250-minitoy-train.json.gz"
+SAMPLED_TRAIN = REFERENCE_TRACES / "hta-timeline_analysis-sampled-rank-0.json.gz"
+#: The training loops of other projects: no `record_function` labels of the guide's own.
+FOREIGN_TRAINING = (V100, MI250_TRAIN, SAMPLED_TRAIN)
 
 
 def all_traces() -> list[Path]:

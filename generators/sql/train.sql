@@ -106,12 +106,15 @@ WHERE name GLOB 'autograd::engine::evaluate_function: *'
 --   trace, the guide's `record_function` labels in its own.
 -- * 'autograd engine': a step with no `backward` label. Its backward runs from the start of the
 --   first `autograd::engine::evaluate_function: <Node>` slice in the step to the end of the
---   last, on whichever thread the engine ran them (its own on a GPU, the step's on a CPU): the
---   time the step's thread spends in `loss.backward()`. Every training trace has these slices.
+--   last, on whichever thread the engine ran them (its own on a GPU, the step's on a CPU), or
+--   to the end of the last work on the engine's own thread in the step if that is later (a
+--   DDP reducer's bucket copies follow the last node): the time the step's thread spends in
+--   `loss.backward()`. Every training trace has these slices.
 -- * 'before the backward': a step with no `forward` label, whose backward was found. Its
---   forward is the step's thread's work before the backward begins: from the first operator
---   that starts after the last labelled phase that ended before the backward (or after the
---   step's start) to the backward's start. It holds what the loop runs there: the model, the
+--   forward is the step's thread's work before the backward begins: from the first slice on
+--   that thread (an operator, or an annotation of the loop's own, such as DDP's
+--   `DistributedDataParallel.forward`) that starts after the last labelled phase that ended
+--   before the backward (or after the step's start) to the backward's start. It holds what the loop runs there: the model, the
 --   loss, and a copy of the batch to the device unless a label marks it.
 --
 -- One forward and one backward per step: with several backward passes in a step (gradient
@@ -170,6 +173,17 @@ WITH
     WHERE s.name GLOB 'autograd::engine::evaluate_function: *'
       AND s.track_id IN (SELECT track_id FROM guide_train_thread)
   ),
+  -- The end of the engine's own threads' last work in each step: after the last node, a DDP
+  -- reducer copies its gradient buckets and waits on streams there, and the step's thread is
+  -- still waiting in loss.backward().
+  engine_thread_end AS (
+    SELECT st.step, MAX(s.ts + s.dur) AS end_ts
+    FROM guide_train_step AS st
+    JOIN guide_train_thread AS th ON th.role = 'autograd'
+    JOIN slice AS s
+      ON s.track_id = th.track_id AND s.depth = 0 AND s.ts >= st.ts AND s.ts < st.ts + st.dur
+    GROUP BY st.step
+  ),
   engine AS (
     SELECT
       n.id,
@@ -177,7 +191,10 @@ WITH
       'backward' AS phase,
       n.name,
       n.ts,
-      (SELECT MAX(end_ts) FROM node AS m WHERE m.step = n.step) - n.ts AS dur,
+      MAX(
+        (SELECT MAX(end_ts) FROM node AS m WHERE m.step = n.step),
+        COALESCE((SELECT e.end_ts FROM engine_thread_end AS e WHERE e.step = n.step), 0)
+      ) - n.ts AS dur,
       st.track_id,
       st.depth,
       'autograd engine' AS found_by
@@ -212,8 +229,10 @@ WITH
     SELECT
       f.*,
       (SELECT s.id FROM guide_kineto_slice AS s
-        WHERE s.track_id = f.track_id AND s.category = 'cpu_op'
-          AND s.ts >= f.after_ts AND s.ts < f.backward_ts
+        WHERE s.track_id = f.track_id AND s.category IN ('cpu_op', 'user_annotation')
+          AND s.ts >= f.after_ts AND s.ts < f.backward_ts AND s.id NOT IN (
+            SELECT id FROM guide_train_step
+          )
         ORDER BY s.ts, s.depth LIMIT 1) AS op_id
     FROM forward_after AS f
   ),
