@@ -228,9 +228,9 @@ def _phases_from_json(path: Path) -> dict[str, object]:
     assert not any(
         e.get("cat") == "user_annotation" and e["name"] in GUIDE_LABELS for _, _, e in kept
     ), "a trace with the guide's own labels is not a test of working without them"
-    engine_threads = {
-        thread(e) for _, _, e in kept if str(e["name"]).startswith(NODE)
-    } - {t for _, _, t in steps}
+    engine_threads = {thread(e) for _, _, e in kept if str(e["name"]).startswith(NODE)} - {
+        t for _, _, t in steps
+    }
     totals = dict.fromkeys(("forward", "backward", "data", "optimizer", "zero_grad"), 0)
     found = dict.fromkeys(totals, 0)
     covered = node_union = 0
