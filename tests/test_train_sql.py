@@ -12,12 +12,14 @@ CPU-only behaviour read the guide's CPU capture explicitly.
 from __future__ import annotations
 
 import functools
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from generators.trace_json import find_partial_overlaps, load_events, perfetto_ns
-from tests.claims import ARTIFACTS
+from tests.claims import ARTIFACTS, REPO
 from tests.reference_traces import FOREIGN_TRAINING, MI250_TRAIN, SAMPLED_TRAIN, V100
 from tests.sql_rows import query_rows, trace_rows
 
@@ -366,3 +368,38 @@ def test_a_gpu_copy_of_the_step_is_not_a_step() -> None:
         "(SELECT GROUP_CONCAT(role) FROM guide_train_thread) AS roles",
     )
     assert r == {"all_steps": 3, "cpu_steps": 2, "roles": "step,autograd"}
+
+
+PHASE_COMMAND_PAGES = tuple(
+    REPO / edition / page
+    for edition in ("docs", "docs-ja")
+    for page in ("own-trace.md", "write-your-own-query.md")
+)
+
+
+def test_the_pages_one_command_splits_a_loop_without_labels() -> None:
+    """The command "I already have a trace" and "Write your own query" show, in both editions,
+    run as a reader runs it on another project's training trace: a row per phase, the forward,
+    the backward and the optimizer with times, and the phases that trace lacks as NULL."""
+    commands = {
+        line.strip()
+        for page in PHASE_COMMAND_PAGES
+        for line in page.read_text(encoding="utf-8").splitlines()
+        if "train_phases.sql" in line and line.strip().startswith(".venv/bin/python")
+    }
+    (command,) = commands
+    argv = command.split()
+    assert argv[:4] == [".venv/bin/python", "-m", "generators.tp", "query"]
+    assert argv[4] == "trace.json.gz"
+    argv = [sys.executable, *argv[1:4], str(MI250_TRAIN), *argv[5:]]
+    out = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=300, check=True)
+    lines = out.stdout.splitlines()
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    cells = [[c.strip() for c in line.strip("|").split("|")] for line in lines[2:]]
+    by_phase = {row[0]: dict(zip(header, row, strict=True)) for row in cells}
+    assert list(by_phase) == [*ALWAYS_ROWS, "rest of the step"]
+    rows, _ = _foreign(MI250_TRAIN)
+    for phase in ("forward", "backward", "optimizer"):
+        assert int(by_phase[phase]["cpu_ns"]) == rows[phase]["cpu_ns"] > 0, phase
+    for phase in ("data", "zero_grad"):
+        assert by_phase[phase]["cpu_ns"] == "NULL" and by_phase[phase]["calls_per_step"] == "0.0"
