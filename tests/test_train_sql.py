@@ -12,6 +12,7 @@ CPU-only behaviour read the guide's CPU capture explicitly.
 from __future__ import annotations
 
 import functools
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -403,3 +404,37 @@ def test_the_pages_one_command_splits_a_loop_without_labels() -> None:
         assert int(by_phase[phase]["cpu_ns"]) == rows[phase]["cpu_ns"] > 0, phase
     for phase in ("data", "zero_grad"):
         assert by_phase[phase]["cpu_ns"] == "NULL" and by_phase[phase]["calls_per_step"] == "0.0"
+
+
+def test_the_pages_listing_of_the_phases_says_which_rule_found_each() -> None:
+    """Write your own query, section 8, both editions: the command that lists the phases runs as
+    shown on another project's trace, one row per phase and step, each with its rule."""
+    pages = (
+        REPO / "docs" / "write-your-own-query.md",
+        REPO / "docs-ja" / "write-your-own-query.md",
+    )
+    commands = {
+        line.strip()
+        for page in pages
+        for line in page.read_text(encoding="utf-8").splitlines()
+        if "FROM guide_train_phase " in line and line.strip().startswith(".venv/bin/python")
+    }
+    (command,) = commands
+    argv = shlex.split(command)
+    assert argv[:5] == [".venv/bin/python", "-m", "generators.tp", "query", "trace.json.gz"]
+    argv = [sys.executable, *argv[1:4], str(V100), *argv[5:]]
+    out = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=300, check=True)
+    lines = out.stdout.splitlines()
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    rows = [
+        dict(zip(header, (c.strip() for c in line.strip("|").split("|")), strict=True))
+        for line in lines[2:]
+    ]
+    found = {(r["phase"], r["found_by"]) for r in rows}
+    assert found == {
+        ("zero_grad", "label"),
+        ("forward", "before the backward"),
+        ("backward", "autograd engine"),
+        ("optimizer", "label"),
+    }
+    assert len(rows) == len(found) * V100_STEPS
