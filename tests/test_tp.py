@@ -181,6 +181,10 @@ def test_ac2g_flows_match_json(trace):
     pairs = Counter((str(link.out.get("cat")), str(link.into.get("cat"))) for link in predicted)
     assert seen.flow_pairs == pairs
     total = sum(seen.flow_pairs.values())
+    if js.complete_ac2g_ids == 0:
+        # A trace written without launch arrows (the sampled HTA training trace): none seen.
+        assert total == 0 and tj.count_by_cat(js.events, ph=None)["ac2g"] == 0
+        return
     assert 0 < total <= js.complete_ac2g_ids
     # Nearly every flow links a launch to the GPU work it queued.
     from_launch = sum(n for (a, _), n in seen.flow_pairs.items() if a in LAUNCH_CATS)
@@ -188,9 +192,10 @@ def test_ac2g_flows_match_json(trace):
 
 
 def test_each_launch_links_to_at_most_one_kernel(trace):
-    seen, _ = trace
+    seen, js = trace
     assert seen.launches_with_several_kernels == 0
-    assert seen.max_kernels_per_launch == 1
+    # 0 only on a trace written without launch arrows.
+    assert seen.max_kernels_per_launch == (1 if js.complete_ac2g_ids else 0)
 
 
 def test_v100_drops_are_the_known_ones(traces):
