@@ -152,6 +152,8 @@
       });
     }
     list.push({ id: "dev.perfetto.RunQueryAndShowTab", args: [plan.summary.split(ROOT_TOKEN).join(root)] });
+    // The trust gate last, so that its tab is the one in front: read it before the findings.
+    list.push({ id: "dev.perfetto.RunQueryAndShowTab", args: [plan.trust] });
     list.push({ id: "dev.perfetto.ExpandTracksByRegex", args: [".*"] });
     return list;
   }

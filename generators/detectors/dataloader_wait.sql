@@ -6,6 +6,7 @@
 -- param_ja: data_pct_min  バッチの取得がステップのループの時間のこの割合（%）
 --   以上を占めるとき報告します。
 -- needs: steps
+-- relies: cpu-time, steps
 -- guide: part-5/02-optimizer-and-data.md#the-data
 -- seen: Fetching the next batch took {sum(cost_ns)} of the loop's {first(loop_ns)}
 --   ({first(data_pct)}; calls: {count}).

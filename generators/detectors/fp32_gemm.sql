@@ -6,6 +6,7 @@
 -- param_ja: gemm_pct_min  これらの GEMM がカーネル時間全体のこの割合（%）
 --   以上を占めるとき報告します。
 -- needs: gpu, device
+-- relies: kernels
 -- guide: part-2/03-kernel-names.md#library-gemms
 -- breakdown: kernel
 -- seen: GEMM kernels in fp32 on the FMA units (no tensor cores): {count}, {sum(cost_ns)} of

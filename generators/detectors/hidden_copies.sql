@@ -6,6 +6,7 @@
 -- param_ja: copy_pct_min  これらのコピーが、ループ内で GPU が稼働していた時間のこの割合（%）
 --   以上を占めるとき報告します。
 -- needs: gpu, flows
+-- relies: kernels, operators
 -- guide: part-3/01-attention.md#the-hidden-copy-and-the-one-character-fix
 -- breakdown: operator
 -- seen: Device copies inside operators that are not copies themselves: {count}, {sum(cost_ns)}

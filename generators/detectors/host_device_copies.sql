@@ -8,6 +8,8 @@
 -- param_ja: pageable_ns_min  …または、ページング可能メモリとの間のコピーが合計でこの時間（ns）
 --   以上かかったとき報告します。
 -- needs: gpu
+-- relies: kernels, execution
+-- scope: loop
 -- guide: part-5/02-optimizer-and-data.md#copies-to-the-gpu
 -- breakdown: kind
 -- seen: Host↔device copies inside the loop: {count}, {sum(cost_ns)} of copy time
