@@ -5,7 +5,7 @@
 -- param: exposed_pct_min = 30  Reported when at least this share (%) of the communication kernels' time has no compute kernel running beside it.
 -- param_ja: exposed_pct_min  通信カーネルの時間のうち、そばで計算カーネルが動いていない時間の割合
 --   （%）がこの値以上のとき報告します。
--- param: exposed_ns_min = 1000000  ...and when the exposed time is at least this long (ns) in all.
+-- param: exposed_ns_min = 100000  ...and when the exposed time is at least this long (ns) in all.
 -- param_ja: exposed_ns_min  ……かつ、重なりのない時間の合計がこの値（ns）以上のとき。
 -- needs: gpu
 -- relies: kernels

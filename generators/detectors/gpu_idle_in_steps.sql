@@ -7,7 +7,7 @@
 --   以上のとき報告します。
 -- param: gap_ns_min = 1000  Gaps shorter than this (ns) are listed in the totals but not as evidence.
 -- param_ja: gap_ns_min  これより短い隙間（ns）は合計には入りますが、証拠としては列挙しません。
--- param: idle_ns_min = 1000000  ...and when that idle time is at least this long (ns) in all.
+-- param: idle_ns_min = 20000  ...and when that idle time is at least this long (ns) in all.
 -- param_ja: idle_ns_min  ……かつ、そのアイドル時間の合計がこの値（ns）以上のとき。
 -- needs: gpu
 -- relies: cpu-time, kernels, execution

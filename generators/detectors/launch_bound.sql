@@ -5,7 +5,7 @@
 -- param: short_pct_min = 50  Reported when at least this share (%) of the loop's kernels ran for less time than their launch call took.
 -- param_ja: short_pct_min  ループ内のカーネルのうち、起動呼び出しより実行時間が短いものの割合（%）
 --   がこの値以上のとき報告します。
--- param: launch_ns_min = 100000  ...and when those launches took at least this long (ns) in all: below it the pattern costs too little to act on.
+-- param: launch_ns_min = 20000  ...and when those launches took at least this long (ns) in all: below it the pattern costs too little to act on.
 -- param: cold_launch_ns = 1000000  A launch call at least this long (ns) is one-time work (lazy module loading, a first call's set-up), not the cost of launching: left out.
 -- param_ja: launch_ns_min  ……かつ、それらの起動呼び出しの合計がこの時間（ns）以上のとき。これ未満では手を
 --   打つほどのコストではありません。

@@ -4,7 +4,7 @@
 -- severity: warning
 -- param: busy_pct_max = 50  A step whose GPU busy share is below this (%) is reported.
 -- param_ja: busy_pct_max  GPU 稼働率がこの値（%）未満のステップを報告します。
--- param: idle_ns_min = 1000000  ...and in which the GPU sat idle for at least this long (ns): a step shorter than that costs too little to act on.
+-- param: idle_ns_min = 20000  ...and in which the GPU sat idle for at least this long (ns): below it the step lost too little to act on.
 -- param_ja: idle_ns_min  ……かつ、GPU がこの時間（ns）以上アイドルだったステップ。それより短い
 --   ステップは手を打つほどのコストではありません。
 -- needs: gpu, flows, steps
@@ -86,4 +86,6 @@ WHERE b.busy_ns IS NOT NULL AND st.dur > 0
   AND COALESCE(d.work_end, st.ts) <= st.ts + st.dur
   AND 100.0 * b.busy_ns / st.dur < {{busy_pct_max}}
   AND st.dur - b.busy_ns >= {{idle_ns_min}}
+  -- A step that launched nothing did no GPU work to starve.
+  AND COALESCE(l.launches, 0) > 0
 ORDER BY cost_ns DESC, ts, location

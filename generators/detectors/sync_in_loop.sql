@@ -2,7 +2,7 @@
 -- title: Synchronisations inside the step loop
 -- title_ja: ステップのループ内の同期
 -- severity: warning
--- param: blocked_ns_min = 1000000  Reported when the synchronisations and blocking copies held the CPU for at least this long (ns) in all.
+-- param: blocked_ns_min = 100000  Reported when the synchronisations and blocking copies held the CPU for at least this long (ns) in all.
 -- param_ja: blocked_ns_min  同期とブロッキングコピーが CPU を止めた時間の合計がこの値（ns）以上のとき
 --   報告します。
 -- needs: gpu

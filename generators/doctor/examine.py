@@ -26,6 +26,13 @@ NO_LOOP_DEMOTION = (
     "これはステップごとに繰り返す仕事ではなく、一度きりの仕事（起動、重みのアップロード、"
     "ウォームアップ）かもしれません。",
 )
+#: Why a finding that the launched kernels could overturn is information without them.
+NO_KERNELS_DEMOTION = (
+    "Shown as information: the trace does not tie launches to kernels, and the kernels are what "
+    "would show a fused or foreach implementation behind these operators.",
+    "情報として示します。トレースは起動とカーネルを結びつけておらず、これらの演算子の裏にある"
+    "fused や foreach の実装を示すのはそのカーネルだからです。",
+)
 
 
 @dataclass
@@ -220,6 +227,7 @@ def _limitations(
                 "The trace holds no GPU activity (a CPU-only capture, or a profiler run without "
                 "ProfilerActivity.CUDA): nothing about the GPU can be checked.",
                 needing("gpu"),
+                weakens=tuple(d for d in relying("flows") if d not in needing("gpu")),
                 text_ja="トレースに GPU のアクティビティがありません（CPU だけのキャプチャ"
                 "か、ProfilerActivity.CUDA なしで実行したプロファイラ）。GPU については何"
                 "もチェックできません。",
@@ -530,6 +538,8 @@ def examine(
         demoted = None
         if det.scope == "loop" and not facts["steps"] and det.severity != "info":
             demoted = NO_LOOP_DEMOTION
+        elif "flows" in det.relies and "flows" in missing and det.severity != "info":
+            demoted = NO_KERNELS_DEMOTION
         report.findings.append(Finding(det, evidence, seen, sql, seen_ja, demoted))
     # Most costly first; findings about how to read the trace (info) after the rest.
     report.findings.sort(key=lambda f: (f.severity == "info", -f.cost_ns, f.detector.id))
