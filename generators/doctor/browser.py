@@ -12,10 +12,10 @@ itself (``guide_trace_device``, from its ``deviceProperties``) and builds the co
 2. ``dev.perfetto.AddDebugSliceTrackWithPivot``, once per detector: its evidence pivoted on the
    finding, so each detector that found something gets a pinned track named
    "<detector id>: finding = <title>" (and a detector that found nothing, none);
-3. ``dev.perfetto.RunQueryAndShowTab``: one row per finding with its evidence count, cost in
-   milliseconds and the guide's page on it;
-4. ``dev.perfetto.RunQueryAndShowTab``: the trust gate ("Can I trust this trace?",
+3. ``dev.perfetto.RunQueryAndShowTab``: the trust gate ("Can I trust this trace?",
    :func:`trust_query`), one row per reason to doubt the findings and the detectors it weakens;
+4. ``dev.perfetto.RunQueryAndShowTab``: one row per finding with its evidence count, cost in
+   milliseconds and the guide's page on it (its tab in front);
 5. ``dev.perfetto.ExpandTracksByRegex``: every track group open.
 """
 

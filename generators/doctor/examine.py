@@ -490,13 +490,19 @@ def examine(
     *,
     overrides: dict[str, dict[str, float]] | None = None,
     progress: Callable[[str], None] | None = None,
+    read_dropped: bool = True,
 ) -> Report:
-    """Run ``detectors`` on the opened trace ``tp`` (from :func:`generators.tp.open_trace`)."""
+    """Run ``detectors`` on the opened trace ``tp`` (from :func:`generators.tp.open_trace`),
+    which no query has included a ``guide`` module into yet. ``read_dropped=False`` leaves the
+    file unread when the importer dropped events, as the browser page does: no step markers
+    recovered, the drops not told apart."""
     began = time.perf_counter()
     # Before any module is included: what the importer dropped, and the step markers among
     # them, which the step loop (guide.windows) takes back from the recovered-step table.
     _, drop_rows = rows_of(tp, _DROPS_SQL)
-    dropped = dropped_events(path) if drop_rows[0][0] else None
+    dropped = None
+    if drop_rows[0][0]:
+        dropped = dropped_events(path) if read_dropped else DroppedEvents(error="not read")
     tp.query(recovered_steps_sql(dropped.steps if dropped else []))
     cols, rows = rows_of(tp, _FACTS_SQL)
     facts = dict(zip(cols, rows[0], strict=True)) | {"dropped": drop_rows[0][0]}

@@ -109,8 +109,11 @@ class Found:
 
 
 def _doctor_found(trace: Path, lang: str = "en") -> list[Found]:
+    """The command line's findings as the browser page sees the trace: without reading the file
+    again for the events the importer dropped (the page does not recover dropped step markers;
+    its trust tab says so)."""
     with open_trace(trace) as tp:
-        report = examine(tp, trace, load_detectors())
+        report = examine(tp, trace, load_detectors(), read_dropped=False)
     return [
         Found(
             f.detector.id,
