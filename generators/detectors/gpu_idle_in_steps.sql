@@ -7,8 +7,8 @@
 --   以上のとき報告します。
 -- param: gap_ns_min = 1000  Gaps shorter than this (ns) are listed in the totals but not as evidence.
 -- param_ja: gap_ns_min  これより短い隙間（ns）は合計には入りますが、証拠としては列挙しません。
--- param: idle_ns_min = 20000  ...and when that idle time is at least this long (ns) in all.
--- param_ja: idle_ns_min  ……かつ、そのアイドル時間の合計がこの値（ns）以上のとき。
+-- param: idle_ns_min = 20000  ...and when that idle time is at least this long (ns) per step (per loop window).
+-- param_ja: idle_ns_min  ……かつ、そのアイドル時間がステップ（ループの窓）あたりこの値（ns）以上のとき。
 -- needs: gpu
 -- relies: cpu-time, kernels, execution
 -- scope: loop
@@ -92,5 +92,5 @@ SELECT
   gap.dur >= {{gap_ns_min}} AS evidence
 FROM gap, loop_total, total
 WHERE loop_total.loop_ns > 0 AND 100.0 * total.idle_ns / loop_total.loop_ns >= {{idle_pct_min}}
-  AND total.idle_ns >= {{idle_ns_min}}
+  AND total.idle_ns >= {{idle_ns_min}} * (SELECT COUNT(*) FROM loop)
 ORDER BY gap.dur DESC, ts, location

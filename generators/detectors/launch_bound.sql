@@ -5,10 +5,10 @@
 -- param: short_pct_min = 50  Reported when at least this share (%) of the loop's kernels ran for less time than their launch call took.
 -- param_ja: short_pct_min  ループ内のカーネルのうち、起動呼び出しより実行時間が短いものの割合（%）
 --   がこの値以上のとき報告します。
--- param: launch_ns_min = 20000  ...and when those launches took at least this long (ns) in all: below it the pattern costs too little to act on.
+-- param: launch_ns_min = 10000  ...and when those launches took at least this long (ns) per step (per loop window): below it the pattern costs too little to act on.
 -- param: cold_launch_ns = 1000000  A launch call at least this long (ns) is one-time work (lazy module loading, a first call's set-up), not the cost of launching: left out.
--- param_ja: launch_ns_min  ……かつ、それらの起動呼び出しの合計がこの時間（ns）以上のとき。これ未満では手を
---   打つほどのコストではありません。
+-- param_ja: launch_ns_min  ……かつ、それらの起動呼び出しがステップ（ループの窓）あたりこの時間（ns）以上のとき。
+--   これ未満では手を打つほどのコストではありません。
 -- param_ja: cold_launch_ns  この時間（ns）以上かかった起動呼び出しは一度きりの仕事（モジュールの遅延読み込み、
 --   最初の呼び出しの準備）であり、起動のコストではないため除外します。
 -- needs: gpu, flows
@@ -105,5 +105,5 @@ LEFT JOIN thread_track AS tt ON tt.id = l.track_id
 LEFT JOIN thread AS t USING (utid), total
 WHERE l.kernel_ns < l.launch_ns AND total.kernels > 0
   AND 100.0 * total.short / total.kernels >= {{short_pct_min}}
-  AND total.short_launch_ns >= {{launch_ns_min}}
+  AND total.short_launch_ns >= {{launch_ns_min}} * (SELECT COUNT(*) FROM loop)
 ORDER BY l.launch_ns DESC, ts, location

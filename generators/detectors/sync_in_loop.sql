@@ -2,9 +2,9 @@
 -- title: Synchronisations inside the step loop
 -- title_ja: ステップのループ内の同期
 -- severity: warning
--- param: blocked_ns_min = 100000  Reported when the synchronisations and blocking copies held the CPU for at least this long (ns) in all.
--- param_ja: blocked_ns_min  同期とブロッキングコピーが CPU を止めた時間の合計がこの値（ns）以上のとき
---   報告します。
+-- param: blocked_ns_min = 100000  Reported when the synchronisations and blocking copies held the CPU for at least this long (ns) per step (per loop window: the whole trace without steps).
+-- param_ja: blocked_ns_min  同期とブロッキングコピーが CPU を止めた時間が、ステップ（ループの窓。ステップのない
+--   トレースではトレース全体）あたりこの値（ns）以上のとき報告します。
 -- needs: gpu
 -- relies: cpu-time, execution
 -- scope: loop
@@ -71,5 +71,5 @@ FROM sync
 JOIN caller USING (id)
 LEFT JOIN waited ON waited.window_id = sync.id
 -- Below the floor the CPU lost too little to act on, whatever the count.
-WHERE (SELECT SUM(dur) FROM sync) >= {{blocked_ns_min}}
+WHERE (SELECT SUM(dur) FROM sync) >= {{blocked_ns_min}} * (SELECT COUNT(*) FROM guide_windows_loop)
 ORDER BY sync.dur DESC, ts, location

@@ -396,7 +396,8 @@ def _dropped_line(facts, dropped: DroppedEvents, detectors, relying) -> Limitati
     operators = dropped.by_category.get("cpu_op", 0)
     steps = len(dropped.steps)
     en = [
-        f"Perfetto's JSON importer dropped {n} events that partly overlap another event on the "
+        f"Perfetto's JSON importer dropped {n} event{'s' if n != 1 else ''} that partly overlap "
+        "another event on the "
         f"same track (by kind: {kinds}); `python -m generators.tp info TRACE --dropped` lists "
         "them."
     ]
@@ -416,8 +417,9 @@ def _dropped_line(facts, dropped: DroppedEvents, detectors, relying) -> Limitati
         weakens |= set(relying("operators"))
     if steps:
         en.append(
-            f"{steps} of them are ProfilerStep#N markers: recovered from the file, so the step "
-            "loop is the trace's own."
+            f"{steps} of them {'is a' if steps == 1 else 'are'} ProfilerStep#N "
+            f"marker{'' if steps == 1 else 's'}: recovered from the file, so the step loop is "
+            "the trace's own."
         )
         ja.append(
             f"そのうち {steps} 個は ProfilerStep#N の目印です。ファイルから取り戻したので、"
@@ -544,7 +546,14 @@ def examine(
         demoted = None
         if det.scope == "loop" and not facts["steps"] and det.severity != "info":
             demoted = NO_LOOP_DEMOTION
-        elif "flows" in det.relies and "flows" in missing and det.severity != "info":
+        elif (
+            "flows" in det.relies
+            and "flows" in missing
+            and det.severity != "info"
+            # A device ran the work (its kernels missing or unlinked): on a CPU-only trace the
+            # operators are the whole story.
+            and (facts["gpu_name"] or facts["gpu_activities"] or facts["mtia_events"])
+        ):
             demoted = NO_KERNELS_DEMOTION
         report.findings.append(Finding(det, evidence, seen, sql, seen_ja, demoted))
     # Most costly first; findings about how to read the trace (info) after the rest.

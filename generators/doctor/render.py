@@ -496,7 +496,8 @@ def _html_trust(report: Report, lang: str = "en") -> str:
     items = []
     for level, text, consequence in trust_lines(report, lang):
         more = f' <span class="weakens">({_e(consequence)})</span>' if consequence else ""
-        items.append(f'<li class="trust--{_e(level)}">{_e(text)}{more}</li>')
+        # _prose: escaped like any trace text, its `commands` set as code.
+        items.append(f'<li class="trust--{_e(level)}">{_prose(text)}{more}</li>')
     return (
         f'<section class="trust" id="{_e(report.key)}-trust"><h3>{_t(lang, *TRUST_HEADING)}</h3>'
         f"<ul>{''.join(items)}</ul></section>"
