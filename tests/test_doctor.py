@@ -184,6 +184,17 @@ def test_dropped_step_markers_are_recovered_from_the_file() -> None:
     assert all(r["what"].startswith("ProfilerStep#6: ") for r in sync.rows)
 
 
+def test_dropped_events_are_named_by_kind_with_what_they_weaken() -> None:
+    """The V100 trace loses 8 kernels and 288 launches to the importer (test_tp.py counts them
+    from the JSON): the gate says so by kind, and the kernels' loss weakens the detectors that
+    add up GPU work."""
+    line = _trust(doctor(ref.V100), "dropped-events")
+    assert "kernel: 8" in line.text and "cuda_runtime: 288" in line.text
+    assert "8 of them ran on the GPU" in line.text and "kernel: 8" in line.text_ja
+    assert line.level == "caution"
+    assert {"fp32-gemm", "gpu-idle-in-steps", "hidden-copies"} <= set(line.weakens)
+
+
 def test_with_stack_is_named_with_what_it_weakens() -> None:
     line = _trust(doctor(ref.H100_BERT), "with-stack")
     assert line is not None and "with_stack=True" in line.text and line.text_ja

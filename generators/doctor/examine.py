@@ -166,6 +166,10 @@ GROUP BY name ORDER BY name
 """
 
 _DROPS_SQL = f"SELECT COALESCE(SUM(value), 0) AS dropped FROM stats WHERE name = '{DROP_STAT}'"
+#: What the importer kept, against which trust.dropped_events counts the file's events: the
+#: slices per category, and the step markers.
+_KEPT_SQL = "SELECT category, COUNT(*) AS n FROM slice WHERE category IS NOT NULL GROUP BY category"
+_STEPS_KEPT_SQL = "SELECT COUNT(*) AS n FROM slice WHERE name GLOB 'ProfilerStep#*'"
 
 #: Accelerators other than GPUs whose work a trace can hold, by the prefix of their events'
 #: category; the doctor's checks read CUDA/ROCm kernels only.
@@ -396,7 +400,8 @@ def _dropped_line(facts, dropped: DroppedEvents, detectors, relying) -> Limitati
     operators = dropped.by_category.get("cpu_op", 0)
     steps = len(dropped.steps)
     en = [
-        f"Perfetto's JSON importer dropped {n} event{'s' if n != 1 else ''} that partly overlap "
+        f"Perfetto's JSON importer dropped {n} event{'s' if n != 1 else ''} that partly "
+        f"overlap{'s' if n == 1 else ''} "
         "another event on the "
         f"same track (by kind: {kinds}); `python -m generators.tp info TRACE --dropped` lists "
         "them."
@@ -503,8 +508,12 @@ def examine(
     # them, which the step loop (guide.windows) takes back from the recovered-step table.
     _, drop_rows = rows_of(tp, _DROPS_SQL)
     dropped = None
-    if drop_rows[0][0]:
-        dropped = dropped_events(path) if read_dropped else DroppedEvents(error="not read")
+    if drop_rows[0][0] and not read_dropped:
+        dropped = DroppedEvents(error="not read")
+    elif drop_rows[0][0]:
+        _, kept = rows_of(tp, _KEPT_SQL)
+        _, steps = rows_of(tp, _STEPS_KEPT_SQL)
+        dropped = dropped_events(path, dict(kept), steps[0][0], drop_rows[0][0])
     tp.query(recovered_steps_sql(dropped.steps if dropped else []))
     cols, rows = rows_of(tp, _FACTS_SQL)
     facts = dict(zip(cols, rows[0], strict=True)) | {"dropped": drop_rows[0][0]}
