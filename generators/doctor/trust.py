@@ -4,8 +4,10 @@ Perfetto's JSON importer drops a complete event that partly overlaps another on 
 (:func:`generators.trace_json.find_partial_overlaps` finds exactly those). The trace processor
 only counts them; the doctor's trust gate needs to know *what* was lost (kernels? the step
 markers every per-step check is built on?), and the step loop needs its lost `ProfilerStep#N`
-markers back. Both come from one parse of the file, done only when the importer reported drops
-(a clean trace costs nothing here).
+markers back. The kinds come from counting each category's events in the file's bytes against
+the slices kept (which also finds drops the replay cannot, when the importer's nesting differs);
+the file is parsed, and the nesting replayed, only when step markers are missing. A trace
+without drops costs nothing here.
 """
 
 from __future__ import annotations
