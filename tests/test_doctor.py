@@ -244,6 +244,15 @@ def test_a_trace_without_steps_shows_loop_findings_as_information() -> None:
     assert listed["severity"] == "info" and listed["detector_severity"] == "warning"
 
 
+def test_idle_time_inside_the_allocator_is_not_a_host_gap() -> None:
+    """The A100 benchmark's first convolution waits seconds in cudaFree (cuDNN's workspace):
+    the GPU idles while the CPU is in the allocator, which is one-time work, not launch
+    overhead to fix with compilation or CUDA graphs."""
+    idle = _finding(doctor(ref.A100_ADD), "gpu-idle-in-steps")
+    cause, _, cost = idle.breakdown[0]
+    assert cause == "allocator" and cost > 0.9 * idle.cost_ns
+
+
 def test_an_optimizer_is_not_called_per_parameter_without_its_kernels() -> None:
     """A CPU-side capture whose optimizer step is 257 aten::add_: step counters of a fused
     optimizer or a per-parameter update, which only the kernels could tell."""
