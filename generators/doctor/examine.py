@@ -110,6 +110,8 @@ class Report:
     seconds: float | None = 0.0
     #: The trace's first timestamp (ns): evidence times are shown from it.
     trace_start_ns: int = 0
+    #: The trace's last timestamp (ns); 0 when unknown.
+    trace_end_ns: int = 0
     #: A short id unique within one rendered report (HTML anchors, file pickers).
     key: str = "t1"
     #: Where a trace that is not the reader's own comes from (the gallery's reference traces:
@@ -119,6 +121,11 @@ class Report:
     #: deviceProperties), an accelerator's kind, or None (no device work at all).
     device: str | None = None
     device_ja: str | None = None
+
+    @property
+    def bounds(self) -> tuple[int, int] | None:
+        """The trace's [start, end] (ns), or None when unknown."""
+        return (self.trace_start_ns, self.trace_end_ns) if self.trace_end_ns else None
 
     def worst(self) -> str | None:
         """The most serious severity found, or None."""
@@ -155,7 +162,8 @@ SELECT
   (SELECT COUNT(*) FROM slice WHERE category GLOB 'mtia*') AS mtia_events,
   (SELECT name FROM guide_trace_device ORDER BY device LIMIT 1) AS gpu_name,
   (SELECT gpu FROM guide_hardware_device) AS known_gpu,
-  (SELECT start_ts FROM trace_bounds) AS trace_start
+  (SELECT start_ts FROM trace_bounds) AS trace_start,
+  (SELECT end_ts FROM trace_bounds) AS trace_end
 """
 
 # Importer problems other than the drops counted above.
@@ -526,6 +534,7 @@ def examine(
         facts["gpu_name"],
         limitations=limitations,
         trace_start_ns=int(facts["trace_start"] or 0),
+        trace_end_ns=int(facts["trace_end"] or 0),
         device=device,
         device_ja=device_ja,
     )

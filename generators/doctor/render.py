@@ -140,11 +140,16 @@ def guide_section(det: Detector, lang: str = "en") -> str:
     return " › ".join(t for t in (title, section) if t) or det.guide
 
 
-def zoom_window(row: dict[str, Any]) -> tuple[int, int]:
-    """The [start, end] (absolute trace ns) Perfetto opens on for an evidence row."""
+def zoom_window(row: dict[str, Any], bounds: tuple[int, int] | None = None) -> tuple[int, int]:
+    """The [start, end] (absolute trace ns) Perfetto opens on for an evidence row, kept inside
+    the trace's ``bounds`` when given (the UI would clip a window that runs past them, and a
+    row as long as the trace, a whole step, has margins that do)."""
     ts, dur = int(row["ts"]), max(int(row["dur"] or 0), 0)
     margin = max(int(dur * ZOOM_MARGIN), (ZOOM_MIN_NS - dur) // 2, 0)
-    return ts - margin, ts + dur + margin
+    start, end = ts - margin, ts + dur + margin
+    if bounds is not None and bounds[1] > bounds[0]:
+        start, end = max(start, bounds[0]), min(end, bounds[1])
+    return start, end
 
 
 def _extra_columns(f: Finding) -> list[str]:
@@ -181,7 +186,7 @@ def to_json_obj(report: Report, base: str) -> dict[str, Any]:
             "evidence": [
                 {
                     **{k: v for k, v in r.items() if k != "evidence"},
-                    "perfetto_window_ns": list(zoom_window(r)),
+                    "perfetto_window_ns": list(zoom_window(r, report.bounds)),
                 }
                 for r in f.evidence
             ],
@@ -457,7 +462,7 @@ def _html_finding(report: Report, f: Finding, base: str, index: int, lang: str =
     parts += [f"<th>{_e(c)}</th>" for c in extra]
     parts.append("<th></th></tr></thead><tbody>")
     for r in f.evidence:
-        start, end = zoom_window(r)
+        start, end = zoom_window(r, report.bounds)
         cells = "".join(f"<td>{_e(format_value(r.get(c), c))}</td>" for c in extra)
         parts.append(
             f"<tr><td>{_when(report, r['ts'])}</td><td>{format_duration_ns(r['dur'] or 0)}</td>"
