@@ -1,10 +1,11 @@
 """The doctor: every detector fires on a real trace that shows its pattern and stays silent on
 one that does not; the command line's formats, exit codes and errors; names from a trace are
-escaped in every format.
+escaped in every format; the trust gate that opens every report, and the mechanisms behind it
+(dropped step markers recovered, cold first steps, floors, blocking copies on every vendor).
 
 Traces: the guide's own artifacts, the vendored reference traces, and, only where no real trace
-shows a pattern (recompilation, CUDA graphs, communication kernels, hostile names), the small
-synthetic traces in tests/data/doctor-traces/ (see the README there).
+shows a pattern (recompilation, CUDA graphs and their capture, communication kernels, hostile
+names), the small synthetic traces in tests/data/doctor-traces/ (see the README there).
 """
 
 from __future__ import annotations
