@@ -21,7 +21,7 @@ import pytest
 
 from generators.trace_json import find_partial_overlaps, load_events, perfetto_ns
 from tests.claims import ARTIFACTS, REPO
-from tests.reference_traces import FOREIGN_TRAINING, MI250_TRAIN, SAMPLED_TRAIN, V100
+from tests.reference_traces import FOREIGN_TRAINING, GPU_UNLISTED, MI250_TOY, V100
 from tests.sql_rows import query_rows, trace_rows
 
 INCLUDE = "INCLUDE PERFETTO MODULE guide.train;\n"
@@ -331,11 +331,11 @@ def test_the_backward_is_the_engines_work(path: Path) -> None:
     backward = js["totals"]["backward"]
     assert rows["backward"]["cpu_ns"] * js["steps"] <= backward
     assert 0 < js["node_union"] <= backward
-    if path != SAMPLED_TRAIN:
+    if path != GPU_UNLISTED:
         assert js["node_union"] > 0.75 * backward
 
 
-@pytest.mark.parametrize("path", (V100, SAMPLED_TRAIN), ids=("v100", "sampled"))
+@pytest.mark.parametrize("path", (V100, GPU_UNLISTED), ids=("v100", "sampled"))
 def test_derived_phases_agree_with_the_loops_own_labels(path: Path) -> None:
     """These two loops label their phases in their own words (``## forward ##``,
     ``## backward ##``), which the query does not read: the backward it derives lies inside the
@@ -363,7 +363,7 @@ def test_a_gpu_copy_of_the_step_is_not_a_step() -> None:
     """The ROCm trace copies ProfilerStep#1 onto the GPU's stream: guide_train_step keeps the
     CPU's steps only, and no GPU stream becomes a 'step' thread."""
     (r,) = trace_rows(
-        MI250_TRAIN,
+        MI250_TOY,
         INCLUDE + "SELECT (SELECT COUNT(*) FROM guide_kineto_profiler_step) AS all_steps, "
         "(SELECT COUNT(*) FROM guide_train_step) AS cpu_steps, "
         "(SELECT GROUP_CONCAT(role) FROM guide_train_thread) AS roles",
@@ -392,14 +392,14 @@ def test_the_pages_one_command_splits_a_loop_without_labels() -> None:
     argv = command.split()
     assert argv[:4] == [".venv/bin/python", "-m", "generators.tp", "query"]
     assert argv[4] == "trace.json.gz"
-    argv = [sys.executable, *argv[1:4], str(MI250_TRAIN), *argv[5:]]
+    argv = [sys.executable, *argv[1:4], str(MI250_TOY), *argv[5:]]
     out = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=300, check=True)
     lines = out.stdout.splitlines()
     header = [c.strip() for c in lines[0].strip("|").split("|")]
     cells = [[c.strip() for c in line.strip("|").split("|")] for line in lines[2:]]
     by_phase = {row[0]: dict(zip(header, row, strict=True)) for row in cells}
     assert list(by_phase) == [*ALWAYS_ROWS, "rest of the step"]
-    rows, _ = _foreign(MI250_TRAIN)
+    rows, _ = _foreign(MI250_TOY)
     for phase in ("forward", "backward", "optimizer"):
         assert int(by_phase[phase]["cpu_ns"]) == rows[phase]["cpu_ns"] > 0, phase
     for phase in ("data", "zero_grad"):
