@@ -59,6 +59,16 @@ def load_trace(path: Path) -> dict[str, Any]:
     return doc
 
 
+def load_trace_fast(path: Path) -> list[Event]:
+    """The ``traceEvents`` of a trace with numbers as floats (the C parser, several times faster
+    than :func:`load_events`): what the importer itself reads, enough to replay its drops."""
+    doc = json.loads(read_trace_bytes(path))
+    events = doc.get("traceEvents", []) if isinstance(doc, dict) else doc
+    if not isinstance(events, list):
+        raise ValueError(f"{path}: traceEvents is not a list")
+    return [e for e in events if isinstance(e, dict)]
+
+
 def load_events(path: Path) -> list[Event]:
     """The ``traceEvents`` list of a Kineto JSON(.gz) trace."""
     events = load_trace(path).get("traceEvents", [])

@@ -17,7 +17,18 @@ A100_ADD = REFERENCE_TRACES / "a100-simple-add.json.gz"
 A100_TRITON = REFERENCE_TRACES / "a100-triton-compiled.json.gz"
 H100_BERT = REFERENCE_TRACES / "h100-bert-small-inference.json.gz"
 MI300X = REFERENCE_TRACES / "mi300x-compiled-triton.json.gz"
+MI250_TOY = REFERENCE_TRACES / "mi250-minitoy-train.json.gz"
+A100_CPU_SIDE = REFERENCE_TRACES / "a100-cpu-side-train-step.json.gz"
+GPU_UNLISTED = REFERENCE_TRACES / "gpu-unlisted-no-flows.json.gz"
 V100 = REFERENCE_TRACES / "v100-resnet-train.json.gz"
+#: The training loops of other projects: no `record_function` labels of the guide's own.
+FOREIGN_TRAINING = (V100, MI250_TOY, GPU_UNLISTED)
+
+#: The traces that lack what most GPU traces hold, kept for the doctor's trust gate: the
+#: CPU-side capture has no GPU activity (so no launches, kernels or flows), the other kernels
+#: and launches but no ac2g flows.
+WITHOUT_GPU_ACTIVITY = frozenset({A100_CPU_SIDE.name})
+WITHOUT_FLOWS = frozenset({A100_CPU_SIDE.name, GPU_UNLISTED.name})
 
 
 def all_traces() -> list[Path]:

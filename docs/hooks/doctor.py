@@ -150,9 +150,12 @@ def render_gallery(page_url: str, lang: str = "en") -> str:
                 + f"{_e(f[_t(lang, 'seen', 'seen_ja')])}</li>"
                 for f in findings
             )
-            cannot = "".join(
-                f"<li>{_e(c[_t(lang, 'text', 'text_ja')])}</li>" for c in entry["cannot_see"]
+            trust = "".join(
+                f'<li class="pg-doctor__trust--{_e(c["level"])}">'
+                f"{_e(c[_t(lang, 'text', 'text_ja')])}</li>"
+                for c in sorted(entry["trust"], key=lambda c: c["level"] != "caution")
             )
+            cautions = sum(c["level"] == "caution" for c in entry["trust"])
             out.append(
                 f"### {markdown_text(entry[_t(lang, 'label', 'label_ja')])} {{ #{entry['slug']} }}"
             )
@@ -162,16 +165,20 @@ def render_gallery(page_url: str, lang: str = "en") -> str:
                 f"<code>{_e(entry['source'])}</code> · "
                 f'<a href="{_e(report)}">{_t(lang, "full report", "レポート全体")}</a></p>'
                 + (
+                    '<details class="pg-doctor__trust"><summary>'
+                    + _t(
+                        lang,
+                        f"Can I trust this trace? ({cautions} cautions)",
+                        f"このトレースは信頼できるか？（注意 {cautions} 件）",
+                    )
+                    + f"</summary><ul>{trust}</ul></details>"
+                    if trust
+                    else ""
+                )
+                + (
                     f"<ul>{items}</ul>"
                     if findings
                     else _t(lang, "<p>No findings.</p>", "<p>所見はありません。</p>")
-                )
-                + (
-                    "<details><summary>"
-                    + _t(lang, "What this trace cannot show", "このトレースからわからないこと")
-                    + f"</summary><ul>{cannot}</ul></details>"
-                    if cannot
-                    else ""
                 )
                 + "</section>"
             )
@@ -186,12 +193,19 @@ def _short(value: object, limit: int = 60) -> str:
 
 def render_example(slug: str, lang: str = "en") -> str:
     """A shortened text report of a gallery trace: each finding with what was seen, what to
-    try, what its rows add up to and three of them, then what the trace cannot show (the why,
-    after and guide lines, and the evidence times, left out)."""
+    try, what its rows add up to and three of them, after the trust gate (the why, after and
+    guide lines, and the evidence times, left out)."""
     detectors = {d.id: d for d in load_detectors()}
     for entry in _gallery()["traces"]:
         if entry["slug"] == slug:
             lines = [f"== {entry['trace']}"]
+            if entry["trust"]:
+                lines.append(_t(lang, "Can I trust this trace?", "このトレースは信頼できるか？"))
+                key = "text_ja" if lang == "ja" else "text"
+                lines += [
+                    f"  {'!' if lim['level'] == 'caution' else '-'} {lim[key]}"
+                    for lim in sorted(entry["trust"], key=lambda c: c["level"] != "caution")
+                ]
             for i, f in enumerate(entry["findings"], 1):
                 det = detectors[f["id"]]
                 title, seen, try_ = (
@@ -218,12 +232,6 @@ def render_example(slug: str, lang: str = "en") -> str:
                     lines.append(
                         f"     {format_duration_ns(r['dur'] or 0):>9}  {r['location']}: {r['what']}"
                     )
-            if entry["cannot_see"]:
-                lines.append(
-                    _t(lang, "What this trace cannot show:", "このトレースからわからないこと:")
-                )
-                key = "text_ja" if lang == "ja" else "text"
-                lines += [f"  - {lim[key]}" for lim in entry["cannot_see"]]
             return "\n".join(fenced("\n".join(lines), "text"))
     raise PluginError(f"doctor_example({slug!r}): no such trace in the gallery")
 

@@ -151,6 +151,8 @@
         });
       });
     }
+    // The trust gate's tab first, the findings' summary beside it (the last tab is in front).
+    list.push({ id: "dev.perfetto.RunQueryAndShowTab", args: [plan.trust] });
     list.push({ id: "dev.perfetto.RunQueryAndShowTab", args: [plan.summary.split(ROOT_TOKEN).join(root)] });
     list.push({ id: "dev.perfetto.ExpandTracksByRegex", args: [".*"] });
     return list;

@@ -2,6 +2,7 @@
 -- title: Attention that writes the whole score matrix
 -- title_ja: スコア行列全体をメモリに書き出すアテンション
 -- severity: warning
+-- relies: operators
 -- guide: part-3/02-sdpa-backends.md#the-math-backend-the-reference-not-the-fast-path
 -- breakdown: operator
 -- seen: Operators that built a full sequence × sequence score matrix in memory: {count}

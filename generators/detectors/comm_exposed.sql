@@ -5,7 +5,10 @@
 -- param: exposed_pct_min = 30  Reported when at least this share (%) of the communication kernels' time has no compute kernel running beside it.
 -- param_ja: exposed_pct_min  通信カーネルの時間のうち、そばで計算カーネルが動いていない時間の割合
 --   （%）がこの値以上のとき報告します。
+-- param: exposed_ns_min = 100000  ...and when the exposed time is at least this long (ns) in all.
+-- param_ja: exposed_ns_min  ……かつ、重なりのない時間の合計がこの値（ns）以上のとき。
 -- needs: gpu
+-- relies: kernels
 -- guide: check-your-trace.md#comm-exposed
 -- seen: Communication kernels: {count}, {sum(comm_ns)} in all, of which {sum(cost_ns)} with
 --   no compute kernel running on the same GPU ({first(exposed_pct)}).
@@ -68,4 +71,5 @@ SELECT
   100.0 * total.exposed_ns / total.comm_ns AS exposed_pct
 FROM per_comm AS p, total
 WHERE total.comm_ns > 0 AND 100.0 * total.exposed_ns / total.comm_ns >= {{exposed_pct_min}}
+  AND total.exposed_ns >= {{exposed_ns_min}}
 ORDER BY p.exposed_ns DESC, ts, location

@@ -2,6 +2,8 @@
 -- title: What torch.compile's wrappers cost on the CPU
 -- title_ja: torch.compile のラッパーが CPU で使う時間
 -- severity: info
+-- relies: cpu-time
+-- scope: loop
 -- guide: part-2/02-mlp.md#what-the-wrappers-cost
 -- breakdown: wrapper
 -- seen: torch.compile's wrappers inside the loop: {count} calls, {sum(cost_ns)} of CPU time of

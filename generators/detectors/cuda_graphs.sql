@@ -3,6 +3,7 @@
 -- title_ja: CUDA グラフから再生されたカーネル
 -- severity: info
 -- needs: gpu, flows
+-- relies: kernels
 -- guide: part-4/03-batch-and-cuda-graphs.md#what-a-static-cache-and-cuda-graphs-change
 -- seen: CUDA graph launches: {count}, replaying {sum(kernels)} kernels ({sum(gpu_ns)} of GPU
 --   time).

@@ -5,7 +5,10 @@
 -- param: data_pct_min = 10  Reported when fetching batches takes at least this share (%) of the step loop.
 -- param_ja: data_pct_min  バッチの取得がステップのループの時間のこの割合（%）
 --   以上を占めるとき報告します。
+-- param: fetch_ns_min = 10000  ...and at least this long (ns) in all.
+-- param_ja: fetch_ns_min  ……かつ、合計がこの時間（ns）以上のとき。
 -- needs: steps
+-- relies: cpu-time, steps
 -- guide: part-5/02-optimizer-and-data.md#the-data
 -- seen: Fetching the next batch took {sum(cost_ns)} of the loop's {first(loop_ns)}
 --   ({first(data_pct)}; calls: {count}).
@@ -54,4 +57,5 @@ FROM fetch AS f
 LEFT JOIN thread_track AS tt ON tt.id = f.track_id
 LEFT JOIN thread AS t USING (utid), loop, total
 WHERE loop.loop_ns > 0 AND 100.0 * total.fetch_ns / loop.loop_ns >= {{data_pct_min}}
+  AND total.fetch_ns >= {{fetch_ns_min}}
 ORDER BY f.dur DESC, ts, location

@@ -5,7 +5,10 @@
 -- param: gemm_pct_min = 5  Reported when these GEMMs take at least this share (%) of all kernel time.
 -- param_ja: gemm_pct_min  これらの GEMM がカーネル時間全体のこの割合（%）
 --   以上を占めるとき報告します。
+-- param: gemm_ns_min = 5000  ...and at least this long (ns) in all.
+-- param_ja: gemm_ns_min  ……かつ、合計がこの時間（ns）以上のとき。
 -- needs: gpu, device
+-- relies: kernels
 -- guide: part-2/03-kernel-names.md#library-gemms
 -- breakdown: kernel
 -- seen: GEMM kernels in fp32 on the FMA units (no tensor cores): {count}, {sum(cost_ns)} of
@@ -98,4 +101,5 @@ SELECT
   gpu.name AS gpu_name
 FROM fp32, total, gpu
 WHERE total.kernel_ns > 0 AND 100.0 * total.fp32_ns / total.kernel_ns >= {{gemm_pct_min}}
+  AND total.fp32_ns >= {{gemm_ns_min}}
 ORDER BY fp32.dur DESC, ts, location

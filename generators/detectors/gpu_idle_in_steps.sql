@@ -7,7 +7,11 @@
 --   以上のとき報告します。
 -- param: gap_ns_min = 1000  Gaps shorter than this (ns) are listed in the totals but not as evidence.
 -- param_ja: gap_ns_min  これより短い隙間（ns）は合計には入りますが、証拠としては列挙しません。
--- needs: gpu, flows
+-- param: idle_ns_min = 20000  ...and when that idle time is at least this long (ns) per step (per loop window).
+-- param_ja: idle_ns_min  ……かつ、そのアイドル時間がステップ（ループの窓）あたりこの値（ns）以上のとき。
+-- needs: gpu
+-- relies: cpu-time, kernels, execution
+-- scope: loop
 -- guide: part-1/01-first-trace.md#reading-the-table-where-does-the-time-go
 -- breakdown: cause
 -- seen: Between its activities the GPU sat idle for {sum(cost_ns)} of the loop's
@@ -35,18 +39,42 @@
 -- after_ja: GPU の行にカーネルが隙間なく並び、残る隙間は短く、まれになります。
 -- false-positives: Gaps at the start of a step that a data loader or an evaluation fills on
 --   purpose. A gap is counted per device, between activities: idle time before the first
---   activity of the trace is not.
+--   activity of the trace is not. A cold first step is left out. Without launch flows the idle
+--   time is measured all the same, its cause is `no flows`; a gap during which the CPU was in
+--   the allocator (`cudaFree`, `hipFree`, `cudaMalloc`: a first call's workspace, cuDNN's
+--   warm-up) is `allocator`, one-time work rather than launch overhead.
 -- false-positives_ja: データローダや評価が意図的に埋める、ステップ冒頭の隙間。
 --   隙間はデバイスごとに処理の合間で数えるため、トレースの最初の処理より前のアイドル時間は数えませ
---   ん。
+--   ん。コールドな最初のステップは除きます。起動のフローがないトレースでもアイドル時間は測り、その原因は
+--   `no flows` とします。CPU がアロケータ（`cudaFree`、`hipFree`、`cudaMalloc`: 最初の呼び出しのワーク
+--   スペース、cuDNN のウォームアップ）の中にいた隙間は `allocator` で、起動のオーバーヘッドではなく一度
+--   きりの仕事です。
 INCLUDE PERFETTO MODULE guide.windows;
 
 WITH
-  loop AS (SELECT SUM(dur) AS loop_ns FROM guide_windows_loop),
+  loop AS MATERIALIZED (
+    SELECT * FROM guide_windows_loop
+    WHERE window_id NOT IN (SELECT window_id FROM guide_windows_cold_step)
+  ),
+  loop_total AS (SELECT SUM(dur) AS loop_ns FROM loop),
+  -- The allocator's calls on the CPU: a gap they overlap is the allocator's, not the launches'.
+  allocator AS MATERIALIZED (
+    SELECT ts, ts + dur AS end_ts FROM guide_kineto_runtime_call
+    WHERE name GLOB '*Free*' OR name GLOB '*Malloc*'
+  ),
+  flows AS (SELECT EXISTS (SELECT 1 FROM guide_kineto_launch_link) AS linked),
   gap AS MATERIALIZED (
-    SELECT g.*, w.location AS window_location, w.step
+    SELECT g.ts, g.dur, g.device, w.location AS window_location, w.step,
+      CASE
+        WHEN g.cause = 'profiler' THEN g.cause
+        WHEN EXISTS (
+          SELECT 1 FROM allocator AS a WHERE a.ts < g.ts + g.dur AND a.end_ts > g.ts
+        ) THEN 'allocator'
+        WHEN NOT (SELECT linked FROM flows) AND g.cause IN ('host', 'other') THEN 'no flows'
+        ELSE g.cause
+      END AS cause
     FROM guide_windows_gpu_gap AS g
-    JOIN guide_windows_loop AS w USING (window_id)
+    JOIN loop AS w USING (window_id)
   ),
   -- Idle time per device: on several GPUs the loop's time counts once per device.
   devices AS (SELECT MAX(COUNT(DISTINCT device), 1) AS n FROM gap),
@@ -59,9 +87,10 @@ SELECT
     || gap.cause AS what,
   gap.dur AS cost_ns,
   gap.cause,
-  loop.loop_ns,
-  100.0 * total.idle_ns / loop.loop_ns AS idle_pct,
+  loop_total.loop_ns,
+  100.0 * total.idle_ns / loop_total.loop_ns AS idle_pct,
   gap.dur >= {{gap_ns_min}} AS evidence
-FROM gap, loop, total
-WHERE loop.loop_ns > 0 AND 100.0 * total.idle_ns / loop.loop_ns >= {{idle_pct_min}}
+FROM gap, loop_total, total
+WHERE loop_total.loop_ns > 0 AND 100.0 * total.idle_ns / loop_total.loop_ns >= {{idle_pct_min}}
+  AND total.idle_ns >= {{idle_ns_min}} * (SELECT COUNT(*) FROM loop)
 ORDER BY gap.dur DESC, ts, location

@@ -5,7 +5,10 @@
 -- param: copy_pct_min = 2  Reported when these copies take at least this share (%) of the GPU's busy time in the loop.
 -- param_ja: copy_pct_min  これらのコピーが、ループ内で GPU が稼働していた時間のこの割合（%）
 --   以上を占めるとき報告します。
+-- param: copy_ns_min = 10000  ...and at least this long (ns) in all.
+-- param_ja: copy_ns_min  ……かつ、合計がこの時間（ns）以上のとき。
 -- needs: gpu, flows
+-- relies: kernels, operators
 -- guide: part-3/01-attention.md#the-hidden-copy-and-the-one-character-fix
 -- breakdown: operator
 -- seen: Device copies inside operators that are not copies themselves: {count}, {sum(cost_ns)}
@@ -94,4 +97,5 @@ SELECT
   100.0 * total.copy_ns / busy.busy_ns AS copy_pct
 FROM hidden, busy, total
 WHERE busy.busy_ns > 0 AND 100.0 * total.copy_ns / busy.busy_ns >= {{copy_pct_min}}
+  AND total.copy_ns >= {{copy_ns_min}}
 ORDER BY hidden.dur DESC, hidden.ts, hidden.id

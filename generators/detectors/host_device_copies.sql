@@ -4,10 +4,14 @@
 -- severity: warning
 -- param: copy_pct_min = 1  Reported when the copies take at least this share (%) of the loop's time...
 -- param_ja: copy_pct_min  コピーがループの時間のこの割合（%）以上を占めるとき報告します…
+-- param: copy_ns_min = 20000  ...(the share counting only when the copies take at least this long (ns) in all)...
+-- param_ja: copy_ns_min  ……（割合は、コピーの合計がこの時間（ns）以上のときだけ数えます）……
 -- param: pageable_ns_min = 50000  ...or when the copies from or to pageable memory take at least this long (ns) in all.
 -- param_ja: pageable_ns_min  …または、ページング可能メモリとの間のコピーが合計でこの時間（ns）
 --   以上かかったとき報告します。
 -- needs: gpu
+-- relies: kernels, execution
+-- scope: loop
 -- guide: part-5/02-optimizer-and-data.md#copies-to-the-gpu
 -- breakdown: kind
 -- seen: Host↔device copies inside the loop: {count}, {sum(cost_ns)} of copy time
@@ -76,7 +80,7 @@ SELECT
 FROM copy, loop, total
 WHERE loop.loop_ns > 0
   AND (
-    100.0 * total.copy_ns / loop.loop_ns >= {{copy_pct_min}}
+    (100.0 * total.copy_ns / loop.loop_ns >= {{copy_pct_min}} AND total.copy_ns >= {{copy_ns_min}})
     OR total.pageable_ns >= {{pageable_ns_min}}
   )
 ORDER BY copy.dur DESC, ts, location

@@ -5,6 +5,7 @@
 -- param: ops_min = 20  Reported when one optimizer step runs at least this many operators and none of them is a foreach or fused one.
 -- param_ja: ops_min  1 回のオプティマイザステップがこの数以上の演算子を実行し、そのどれも foreach
 --   版や fused 版でないとき報告します。
+-- relies: operators, flows
 -- guide: part-5/02-optimizer-and-data.md#the-optimizer-step
 -- seen: Optimizer steps that ran parameter by parameter: {count}, with up to
 --   {max(operators)} operators each and {sum(cost_ns)} of CPU time in all.
@@ -30,10 +31,19 @@
 --   `aten::mul_`、`aten::add_`、`aten::addcdiv_` の長い列ではなく、少数の `aten::_foreach_*`
 --   演算子（または `aten::_fused_adamw_`）が並びます。
 -- false-positives: A model with very few parameters, where the loop is short anyway; an
---   optimizer without foreach or fused versions.
+--   optimizer without foreach or fused versions. A fused or foreach optimizer is recognised by
+--   its operators (`aten::_foreach_*`, `aten::_fused_*`, or any operator named fused, foreach or
+--   multi_tensor) and by its kernels (`multi_tensor_apply_kernel`, as apex and DeepSpeed's
+--   FusedAdam launch): the per-parameter `aten::add_` beside them are step counters, not the
+--   update. Without launch flows only the names of its operators can tell.
 -- false-positives_ja: パラメータがごく少なく、どのみちループが短いモデル。foreach 版や fused
 --   版を持たないオプティマイザ。
+--   fused や foreach のオプティマイザは、その演算子（`aten::_foreach_*`、`aten::_fused_*`、または名前に
+--   fused、foreach、multi_tensor を含む演算子）とカーネル（apex や DeepSpeed の FusedAdam が起動する
+--   `multi_tensor_apply_kernel`）で見分けます。そばにあるパラメータごとの `aten::add_` はステップの
+--   カウンタで、更新そのものではありません。起動のフローがないトレースでは演算子の名前だけが頼りです。
 INCLUDE PERFETTO MODULE guide.windows;
+INCLUDE PERFETTO MODULE guide.kineto;
 
 WITH
   opt AS MATERIALIZED (
@@ -43,10 +53,28 @@ WITH
   ),
   inside AS (
     SELECT o.id, COUNT(*) AS operators,
-      SUM(d.name GLOB 'aten::_foreach_*' OR d.name GLOB 'aten::_fused_*') AS batched
+      SUM(
+        d.name GLOB 'aten::_foreach_*' OR d.name GLOB 'aten::_fused_*'
+        OR LOWER(d.name) GLOB '*fused*' OR LOWER(d.name) GLOB '*foreach*'
+        OR LOWER(d.name) GLOB '*multi_tensor*'
+      ) AS batched
     FROM opt AS o
     JOIN descendant_slice(o.id) AS d
     WHERE d.category = 'cpu_op'
+    GROUP BY o.id
+  ),
+  -- Kernels that update many tensors per launch (apex/DeepSpeed FusedAdam, PyTorch's foreach
+  -- and fused paths), launched from inside the step: the step is batched whatever its
+  -- operators are called.
+  batched_kernels AS (
+    SELECT o.id, COUNT(*) AS kernels
+    FROM opt AS o
+    JOIN descendant_slice(o.id) AS d
+    JOIN guide_kineto_launch_link AS ll ON ll.launch_id = d.id
+    JOIN slice AS k ON k.id = ll.gpu_id
+    WHERE d.category IN ('cuda_runtime', 'cuda_driver')
+      AND (k.name GLOB '*multi_tensor_apply*' OR LOWER(k.name) GLOB '*fused*'
+        OR LOWER(k.name) GLOB '*foreach*')
     GROUP BY o.id
   )
 SELECT
@@ -61,4 +89,5 @@ JOIN inside AS i USING (id)
 LEFT JOIN thread_track AS tt ON tt.id = o.track_id
 LEFT JOIN thread AS t USING (utid)
 WHERE i.batched = 0 AND i.operators >= {{ops_min}}
+  AND o.id NOT IN (SELECT id FROM batched_kernels)
 ORDER BY o.dur DESC, ts, location

@@ -4,7 +4,11 @@
 -- severity: warning
 -- param: busy_pct_max = 50  A step whose GPU busy share is below this (%) is reported.
 -- param_ja: busy_pct_max  GPU 稼働率がこの値（%）未満のステップを報告します。
+-- param: idle_ns_min = 20000  ...and in which the GPU sat idle for at least this long (ns): below it the step lost too little to act on.
+-- param_ja: idle_ns_min  ……かつ、GPU がこの時間（ns）以上アイドルだったステップ。それより短い
+--   ステップは手を打つほどのコストではありません。
 -- needs: gpu, flows, steps
+-- relies: cpu-time, kernels, execution
 -- guide: part-4/02-decode-step.md#why-decode-on-a-gpu-is-overhead-bound-at-batch-1
 -- seen: Profiled steps in which the GPU was busy less than {busy_pct_max} % of the time:
 --   {count} (lowest {min(busy_pct)}; GPU idle in those steps: {sum(cost_ns)}). The CPU spent
@@ -28,18 +32,25 @@
 --   and the step's length follows the GPU's work.
 -- after_ja: 各ステップの GPU の行が埋まります。カーネルは少なく長くなって隙間は短くなり、
 --   ステップの長さは GPU の仕事で決まるようになります。
--- false-positives: A step that waits on purpose (data loading, logging, evaluation) or the cold
---   first step of a capture (see profiler-artefacts). A step whose launched work was still
+-- false-positives: A step that waits on purpose (data loading, logging, evaluation). A cold first
+--   step (three times the median of the others or more) is left out; with fewer than three
+--   steps a cold one may still be reported (the trust gate says so). A step whose launched work was still
 --   running when it ended is not reported: there the GPU is behind, not starved.
 -- false-positives_ja: 意図的に待つステップ（データの読み込み、ログ、評価）や、
---   キャプチャのコールドな最初のステップ（profiler-artefacts を参照）。
+--   コールドな最初のステップ（ほかのステップの中央値の 3 倍以上）は除きます。ステップが 3 個未満では
+--   コールドなステップが報告されることがあります（トラストゲートがそう示します）。
 --   起動した仕事がステップの終わりにまだ実行中だったステップは報告しません。そこでは GPU
 --   は仕事が足りないのではなく、処理が追いついていないのです。
 INCLUDE PERFETTO MODULE guide.windows;
 INCLUDE PERFETTO MODULE guide.kineto;
 
 WITH
-  step AS (SELECT window_id, step, ts, dur, location FROM guide_windows_loop WHERE step IS NOT NULL),
+  -- The profiled steps, less a cold first step (one-time work, not overhead).
+  step AS (
+    SELECT window_id, step, ts, dur, location FROM guide_windows_loop
+    WHERE step IS NOT NULL
+      AND window_id NOT IN (SELECT window_id FROM guide_windows_cold_step)
+  ),
   busy AS (SELECT * FROM guide_windows_loop_busy),
   launch AS (
     SELECT st.window_id, COUNT(*) AS launches, SUM(r.dur) AS launch_ns
@@ -74,4 +85,7 @@ LEFT JOIN drained AS d USING (window_id)
 WHERE b.busy_ns IS NOT NULL AND st.dur > 0
   AND COALESCE(d.work_end, st.ts) <= st.ts + st.dur
   AND 100.0 * b.busy_ns / st.dur < {{busy_pct_max}}
+  AND st.dur - b.busy_ns >= {{idle_ns_min}}
+  -- A step that launched nothing did no GPU work to starve.
+  AND COALESCE(l.launches, 0) > 0
 ORDER BY cost_ns DESC, ts, location

@@ -2,6 +2,7 @@
 -- title: Recompiled torch.compile frames
 -- title_ja: 再コンパイルされた torch.compile のフレーム
 -- severity: warning
+-- relies: operators
 -- guide: part-1/05-torch-compile.md#new-rows-in-the-cpu-lane
 -- breakdown: frame
 -- seen: Calls into a frame that torch.compile had compiled again: {count} ({sum(cost_ns)}

@@ -2,7 +2,12 @@
 -- title: Synchronisations inside the step loop
 -- title_ja: ステップのループ内の同期
 -- severity: warning
+-- param: blocked_ns_min = 100000  Reported when the synchronisations and blocking copies held the CPU for at least this long (ns) per step (per loop window: the whole trace without steps).
+-- param_ja: blocked_ns_min  同期とブロッキングコピーが CPU を止めた時間が、ステップ（ループの窓。ステップのない
+--   トレースではトレース全体）あたりこの値（ns）以上のとき報告します。
 -- needs: gpu
+-- relies: cpu-time, execution
+-- scope: loop
 -- guide: part-5/02-optimizer-and-data.md#reading-the-loss-back
 -- breakdown: caller
 -- seen: Synchronisations inside the loop: {count}, with the CPU blocked for {sum(cost_ns)} in
@@ -37,16 +42,9 @@ INCLUDE PERFETTO MODULE guide.windows;
 INCLUDE PERFETTO MODULE guide.kineto;
 
 WITH
-  -- The synchronising calls: one filter per name pattern, which the table runs itself.
-  call AS MATERIALIZED (
-    SELECT id, name, ts, dur FROM guide_kineto_runtime_call WHERE name GLOB '*Synchronize'
-    UNION ALL
-    SELECT id, name, ts, dur FROM guide_kineto_runtime_call
-    WHERE name IN ('cudaMemcpy', 'hipMemcpy')
-  ),
   sync AS MATERIALIZED (
     SELECT r.id, r.name, r.ts, r.dur, w.step, s.thread_name, s.tid
-    FROM call AS r
+    FROM guide_kineto_sync_call AS r
     JOIN guide_kineto_slice AS s USING (id)
     CROSS JOIN guide_windows_loop AS w ON r.ts >= w.ts AND r.ts < w.ts + w.dur
     WHERE EXISTS (SELECT 1 FROM guide_kineto_gpu_activity)
@@ -72,4 +70,6 @@ SELECT
 FROM sync
 JOIN caller USING (id)
 LEFT JOIN waited ON waited.window_id = sync.id
+-- Below the floor the CPU lost too little to act on, whatever the count.
+WHERE (SELECT SUM(dur) FROM sync) >= {{blocked_ns_min}} * (SELECT COUNT(*) FROM guide_windows_loop)
 ORDER BY sync.dur DESC, ts, location

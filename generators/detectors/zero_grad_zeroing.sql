@@ -2,6 +2,7 @@
 -- title: zero_grad that writes zeros instead of dropping the gradients
 -- title_ja: 勾配を捨てずにゼロを書き込む zero_grad
 -- severity: warning
+-- relies: operators, cpu-time
 -- guide: part-5/02-optimizer-and-data.md#zero_grad
 -- seen: `zero_grad` calls that wrote zeros into the gradients: {count}, with
 --   {sum(zeroing_ops)} zeroing operators and {sum(cost_ns)} of CPU time.

@@ -13,6 +13,17 @@ MODULE`` lines) over the trace processor's tables and the ``guide.*`` modules. E
 ``needs``: ``gpu``, ``flows``, ``shapes``, ``steps``, ``device`` (comma separated)
     What the trace must hold for the detector to run; when it does not, the report says so
     instead of staying silent.
+``relies``: ``cpu-time``, ``steps``, ``kernels``, ``operators``, ``flows``, ``execution``
+    (comma separated) What the detector's numbers rest on beyond ``needs``: CPU durations (which
+    with_stack=True inflates), the step markers, every kernel, every operator, launch flows it
+    can do without but reads better with, or the trace recording work that ran (not a CUDA graph
+    capture: a detector that relies on execution does not run on a capture that is never
+    replayed). The report's trust gate names, for each thing it doubts in a
+    trace, the detectors that rely on it.
+``scope``: ``loop``
+    The finding speaks of the step loop ("inside the loop"). On a trace without step markers the
+    loop is the whole trace, one-time work included: such a finding is shown as information
+    there, with the reason.
 ``guide``: ``part-N/NN-page.md#anchor``
     The page and section that teach the lesson.
 ``seen``, ``why``, ``try``, ``after``, ``false-positives``
@@ -44,6 +55,7 @@ from generators.i18n import LANGUAGES
 DETECTORS_DIR = Path(__file__).resolve().parent.parent / "detectors"
 SEVERITIES = ("info", "warning", "error")
 NEEDS = ("gpu", "flows", "shapes", "steps", "device")
+RELIES = ("cpu-time", "steps", "kernels", "operators", "flows", "execution")
 EVIDENCE_COLUMNS = ("ts", "dur", "location", "what", "cost_ns")
 
 _HEADER = re.compile(r"^-- ([a-z_-]+): ?(.*)$")
@@ -66,6 +78,8 @@ KEYS = {
     "after",
     "false-positives",
     "breakdown",
+    "relies",
+    "scope",
 }
 #: The prose a reader sees; each field has a Japanese twin, ``<key>_ja``.
 PROSE = ("title", "seen", "why", "try", "after", "false-positives")
@@ -120,6 +134,9 @@ class Detector:
     body: str
     params: tuple[Param, ...] = ()
     needs: tuple[str, ...] = ()
+    relies: tuple[str, ...] = ()
+    #: "loop" when the finding speaks of the step loop, else None.
+    scope: str | None = None
     breakdown: str | None = None
     header: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
     #: The prose in Japanese, by English field name (``title``, ``seen``, ``why``, ``try_``,
@@ -225,6 +242,13 @@ def parse_detector(path: Path) -> Detector:
     for n in needs:
         if n not in NEEDS:
             raise DetectorError(f"{path.name}: unknown need {n!r} (known: {', '.join(NEEDS)})")
+    relies = tuple(n.strip() for n in one.get("relies", "").split(",") if n.strip())
+    for n in relies:
+        if n not in RELIES:
+            raise DetectorError(f"{path.name}: unknown reliance {n!r} (known: {', '.join(RELIES)})")
+    scope = one.get("scope")
+    if scope not in (None, "loop"):
+        raise DetectorError(f"{path.name}: scope must be 'loop' when given")
     names = {p.name for p in params}
     used = set(_PLACEHOLDER.findall(body))
     if used - names:
@@ -247,6 +271,8 @@ def parse_detector(path: Path) -> Detector:
         body=body,
         params=tuple(params),
         needs=needs,
+        relies=relies,
+        scope=scope,
         breakdown=one.get("breakdown"),
         header=one,
         ja={

@@ -10,11 +10,29 @@ from pathlib import Path
 from typing import Any
 
 from generators.doctor.detectors import EVIDENCE_COLUMNS, SEVERITIES, Detector, render_template
+from generators.doctor.trust import DroppedEvents, dropped_events, recovered_steps_sql
 from generators.tp import DROP_STAT, rows_of
-from generators.units import format_value
+from generators.units import format_duration_ns, format_value
 
 #: Evidence rows a report lists per finding (all rows count in its totals).
 LISTED_ROWS = 10
+
+#: Why a finding about the step loop is information on a trace without step markers.
+NO_LOOP_DEMOTION = (
+    "Shown as information: the trace has no step markers, so the whole trace stands for the "
+    "loop, and this may be one-time work (start-up, weight uploads, warm-up) rather than work "
+    "every step repeats.",
+    "情報として示します。トレースにステップの目印がないためトレース全体をループとみなしており、"
+    "これはステップごとに繰り返す仕事ではなく、一度きりの仕事（起動、重みのアップロード、"
+    "ウォームアップ）かもしれません。",
+)
+#: Why a finding that the launched kernels could overturn is information without them.
+NO_KERNELS_DEMOTION = (
+    "Shown as information: the trace does not tie launches to kernels, and the kernels are what "
+    "would show a fused or foreach implementation behind these operators.",
+    "情報として示します。トレースは起動とカーネルを結びつけておらず、これらの演算子の裏にある"
+    "fused や foreach の実装を示すのはそのカーネルだからです。",
+)
 
 
 @dataclass
@@ -25,6 +43,13 @@ class Finding:
     sql: str
     #: ``seen`` in Japanese (the detector's ``seen_ja`` filled from the same rows).
     seen_ja: str = ""
+    #: Why the finding is shown as information rather than at its detector's severity (English,
+    #: Japanese), or None.
+    demoted: tuple[str, str] | None = None
+
+    @property
+    def severity(self) -> str:
+        return "info" if self.demoted else self.detector.severity
 
     @property
     def cost_ns(self) -> int:
@@ -56,13 +81,19 @@ class Finding:
 
 @dataclass(frozen=True)
 class Limitation:
-    """Something the trace does not hold, so some lessons cannot be checked."""
+    """One line of the trust gate ("Can I trust this trace?"): something the trace does not hold,
+    or holds in a way that bends some lessons' numbers, read from the trace itself."""
 
     id: str
     text: str
+    #: Detectors that could not run because of it.
     skipped: tuple[str, ...] = ()
     #: ``text`` in Japanese.
     text_ja: str = ""
+    #: Detectors that ran, but whose numbers it bends (read them with this line in mind).
+    weakens: tuple[str, ...] = ()
+    #: "info" for a line that only says what the trace is (steps counted, steps recovered).
+    level: str = "caution"
 
 
 @dataclass
@@ -79,15 +110,26 @@ class Report:
     seconds: float | None = 0.0
     #: The trace's first timestamp (ns): evidence times are shown from it.
     trace_start_ns: int = 0
+    #: The trace's last timestamp (ns); 0 when unknown.
+    trace_end_ns: int = 0
     #: A short id unique within one rendered report (HTML anchors, file pickers).
     key: str = "t1"
     #: Where a trace that is not the reader's own comes from (the gallery's reference traces:
     #: another project's, with its licence), shown under its name in the HTML report.
     provenance: str | None = None
+    #: What ran the trace, in words: the GPU's name, "GPU model unknown" (kernels, no
+    #: deviceProperties), an accelerator's kind, or None (no device work at all).
+    device: str | None = None
+    device_ja: str | None = None
+
+    @property
+    def bounds(self) -> tuple[int, int] | None:
+        """The trace's [start, end] (ns), or None when unknown."""
+        return (self.trace_start_ns, self.trace_end_ns) if self.trace_end_ns else None
 
     def worst(self) -> str | None:
         """The most serious severity found, or None."""
-        found = {f.detector.severity for f in self.findings}
+        found = {f.severity for f in self.findings}
         for s in reversed(SEVERITIES):
             if s in found:
                 return s
@@ -95,21 +137,33 @@ class Report:
 
 
 # What the trace holds, asked once per trace.
-_FACTS_SQL = f"""
+_FACTS_SQL = """
 INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.windows;
 INCLUDE PERFETTO MODULE guide.hardware;
 SELECT
   (SELECT COUNT(*) FROM guide_kineto_gpu_activity) AS gpu_activities,
+  (SELECT COUNT(*) FROM guide_kineto_gpu_activity WHERE category = 'kernel') AS kernels,
   (SELECT COUNT(*) FROM guide_kineto_launch_link) AS launch_links,
   (SELECT COUNT(*) FROM guide_kineto_runtime_call) AS runtime_calls,
   (SELECT COUNT(*) FROM slice WHERE category = 'cpu_op') AS cpu_ops,
+  (SELECT COUNT(*) FROM slice WHERE category = 'python_function') AS python_functions,
   EXISTS (SELECT 1 FROM args WHERE key GLOB 'args.Input Dims*') AS cpu_ops_with_shapes,
   (SELECT COUNT(*) FROM guide_windows_loop WHERE step IS NOT NULL) AS steps,
-  (SELECT COALESCE(SUM(value), 0) FROM stats WHERE name = '{DROP_STAT}') AS dropped,
+  (SELECT COUNT(*) FROM guide_trace_recovered_step) AS recovered_steps,
+  (SELECT step FROM guide_windows_cold_step) AS cold_step,
+  (SELECT dur FROM guide_windows_cold_step) AS cold_step_ns,
+  (SELECT warm_median_ns FROM guide_windows_cold_step) AS warm_step_ns,
+  (SELECT COUNT(*) FROM guide_kineto_runtime_call
+   WHERE name GLOB '*BeginCapture*' OR name GLOB '*EndCapture*'
+     OR name GLOB '*GraphInstantiate*') AS capture_calls,
+  (SELECT COUNT(*) FROM guide_kineto_runtime_call WHERE name GLOB '*GraphLaunch*')
+    AS graph_launches,
+  (SELECT COUNT(*) FROM slice WHERE category GLOB 'mtia*') AS mtia_events,
   (SELECT name FROM guide_trace_device ORDER BY device LIMIT 1) AS gpu_name,
   (SELECT gpu FROM guide_hardware_device) AS known_gpu,
-  (SELECT start_ts FROM trace_bounds) AS trace_start
+  (SELECT start_ts FROM trace_bounds) AS trace_start,
+  (SELECT end_ts FROM trace_bounds) AS trace_end
 """
 
 # Importer problems other than the drops counted above.
@@ -119,14 +173,65 @@ WHERE value > 0 AND severity IN ('error', 'data_loss') AND name != '{DROP_STAT}'
 GROUP BY name ORDER BY name
 """
 
+_DROPS_SQL = f"SELECT COALESCE(SUM(value), 0) AS dropped FROM stats WHERE name = '{DROP_STAT}'"
+#: What the importer kept, against which trust.dropped_events counts the file's events: the
+#: slices per category, and the step markers.
+_KEPT_SQL = "SELECT category, COUNT(*) AS n FROM slice WHERE category IS NOT NULL GROUP BY category"
+_STEPS_KEPT_SQL = "SELECT COUNT(*) AS n FROM slice WHERE name GLOB 'ProfilerStep#*'"
 
-def _limitations(facts: dict[str, Any], stats: list[list[Any]], detectors: list[Detector]):
+#: Accelerators other than GPUs whose work a trace can hold, by the prefix of their events'
+#: category; the doctor's checks read CUDA/ROCm kernels only.
+ACCELERATORS = {"mtia": "MTIA"}
+
+
+def _ms(ns: float) -> str:
+    return format_duration_ns(int(ns))
+
+
+def device_label(facts: dict[str, Any]) -> tuple[str | None, str | None]:
+    """What ran the trace, in English and Japanese, from the trace itself."""
+    if facts["gpu_name"]:
+        return facts["gpu_name"], facts["gpu_name"]
+    if facts["gpu_activities"]:
+        return "GPU model unknown", "GPU のモデルは不明"
+    if facts["mtia_events"]:
+        return "MTIA accelerator (model unknown)", "MTIA アクセラレータ（モデルは不明）"
+    return None, None
+
+
+def _limitations(
+    facts: dict[str, Any],
+    stats: list[list[Any]],
+    detectors: list[Detector],
+    dropped: DroppedEvents | None,
+):
     def needing(need: str) -> tuple[str, ...]:
         return tuple(d.id for d in detectors if need in d.needs)
 
+    def relying(*what: str) -> tuple[str, ...]:
+        return tuple(d.id for d in detectors if set(what) & (set(d.relies) | set(d.needs)))
+
     out: list[Limitation] = []
     missing: set[str] = set()
-    if not facts["gpu_activities"]:
+    if not facts["gpu_activities"] and facts["mtia_events"]:
+        missing |= {"gpu", "flows"}
+        out.append(
+            Limitation(
+                "accelerator-not-read",
+                f"The trace holds {facts['mtia_events']} MTIA accelerator events, which the "
+                "doctor's checks do not read (they read CUDA and ROCm kernels, copies and "
+                "launches): nothing about the accelerator's side is checked, and a quiet report "
+                "says nothing about it.",
+                needing("gpu"),
+                weakens=tuple(d for d in relying("kernels", "flows") if d not in needing("gpu")),
+                text_ja=f"トレースには MTIA アクセラレータのイベントが {facts['mtia_events']} 個"
+                "ありますが、doctor のチェックはこれを読みません"
+                "（読むのは CUDA と ROCm のカーネル、"
+                "コピー、起動です）。アクセラレータ側は何もチェックされず、所見がなくても何の保証"
+                "にもなりません。",
+            )
+        )
+    elif not facts["gpu_activities"]:
         missing |= {"gpu", "flows"}
         out.append(
             Limitation(
@@ -134,6 +239,7 @@ def _limitations(facts: dict[str, Any], stats: list[list[Any]], detectors: list[
                 "The trace holds no GPU activity (a CPU-only capture, or a profiler run without "
                 "ProfilerActivity.CUDA): nothing about the GPU can be checked.",
                 needing("gpu"),
+                weakens=tuple(d for d in relying("flows") if d not in needing("gpu")),
                 text_ja="トレースに GPU のアクティビティがありません（CPU だけのキャプチャ"
                 "か、ProfilerActivity.CUDA なしで実行したプロファイラ）。GPU については何"
                 "もチェックできません。",
@@ -145,11 +251,14 @@ def _limitations(facts: dict[str, Any], stats: list[list[Any]], detectors: list[
             Limitation(
                 "no-flows",
                 "The trace has GPU activity but no ac2g flow events tying launches to kernels, "
-                "so no kernel can be traced back to the CPU call that launched it.",
+                "so no kernel can be traced back to the CPU call that launched it; the GPU's idle "
+                "time is still measured, without its causes.",
                 tuple(d for d in needing("flows") if d not in needing("gpu")) or needing("flows"),
+                weakens=tuple(d for d in relying("flows") if d not in needing("flows")),
                 text_ja="トレースには GPU のアクティビティがありますが、起動とカーネルを結びつけ"
                 "る ac2g のフローイベントがないため、どのカーネルもそれを起動した CPU の"
-                "呼び出しまでたどれません。",
+                "呼び出しまでたどれません。GPU のアイドル時間は測れますが、"
+                "その原因はわかりません。",
             )
         )
     if facts["cpu_ops"] and not facts["cpu_ops_with_shapes"]:
@@ -167,35 +276,76 @@ def _limitations(facts: dict[str, Any], stats: list[list[Any]], detectors: list[
                 "が、手書きのアテンションは見つけません）。",
             )
         )
+    if dropped is not None and (facts["dropped"] or dropped.total):
+        out.append(_dropped_line(facts, dropped, detectors, relying))
     if not facts["steps"]:
         missing.add("steps")
         out.append(
             Limitation(
                 "no-steps",
                 "The trace has no ProfilerStep#N annotations on a CPU thread (no profiler "
-                "schedule, or prof.step() never called, or the importer dropped them): the whole "
-                "trace is treated as one step, and per-step checks cannot run.",
+                "schedule, or prof.step() never called): the whole trace is treated as one "
+                "step, one-time work (start-up, weight uploads, warm-up) included, so findings "
+                "about the step loop are shown as information, and per-step checks cannot run.",
                 needing("steps"),
                 text_ja="トレースの CPU スレッドに ProfilerStep#N の注釈がありません（プロファイ"
-                "ラのスケジュールがない、prof.step() が呼ばれていない、またはインポータが"
-                "落とした）。トレース全体を 1 つのステップとして扱い、ステップごとのチェ"
-                "ックは実行できません。",
+                "ラのスケジュールがない、または prof.step() が呼ばれていない）。トレース全体を 1 つ"
+                "のステップとして扱うため、一度きりの仕事（起動、重みのアップロード、ウォームアップ）"
+                "も含まれます。そこでステップのループについての所見は情報として示し、ステップごとの"
+                "チェックは実行できません。",
+                weakens=tuple(d.id for d in detectors if d.scope == "loop"),
             )
         )
-    if facts["dropped"]:
+    else:
+        out.append(_steps_line(facts, detectors, relying))
+    if facts["python_functions"]:
         out.append(
             Limitation(
-                "dropped-events",
-                f"Perfetto's JSON importer dropped {facts['dropped']} events that partly overlap "
-                "another event on the same track (captured with with_stack=True, or cuBLAS "
-                "split-K kernels): they are missing from every count. "
-                "`python -m generators.tp info TRACE --dropped` lists them.",
-                text_ja="Perfetto の JSON インポータが、同じトラック上の別のイベントと部分的に重"
-                f"なるイベントを {facts['dropped']} 個落としました（with_stack=True でのキ"
-                "ャプチャや、cuBLAS の split-K カーネル）。これらはどの集計にも含まれませ"
-                "ん。`python -m generators.tp info TRACE --dropped` で一覧できます。",
+                "with-stack",
+                f"Captured with with_stack=True ({facts['python_functions']} python_function "
+                "events): recording the Python stack slows every operator and launch on the CPU, "
+                "so CPU-side durations read longer than the code runs without it (the GPU's own "
+                "durations are not affected).",
+                text_ja=f"with_stack=True でキャプチャされています（python_function イベント "
+                f"{facts['python_functions']} 個）。Python のスタックの記録が"
+                " CPU 側のすべての演算子"
+                "と起動を遅くするため、CPU 側の時間は、それなしで動かしたときより長く見えます"
+                "（GPU 側の時間は影響を受けません）。",
+                weakens=relying("cpu-time"),
             )
         )
+    if facts["capture_calls"]:
+        replays = facts["graph_launches"]
+        out.append(
+            Limitation(
+                "graph-capture",
+                f"The trace records CUDA/HIP graph capture ({facts['capture_calls']} "
+                "BeginCapture/EndCapture/GraphInstantiate calls): kernels launched while a "
+                "stream captures are recorded, not run, so launches inside a capture are not "
+                "execution"
+                + (
+                    f"; the trace also replays graphs ({replays} graph launches)."
+                    if replays
+                    else ", and no graph launch replays them here: checks of how work ran "
+                    "do not run."
+                ),
+                () if replays else relying("execution"),
+                text_ja=f"トレースには CUDA/HIP グラフのキャプチャが記録されています"
+                "（BeginCapture/EndCapture/GraphInstantiate の呼び出し"
+                f" {facts['capture_calls']} 回）。"
+                "キャプチャ中のストリームに起動したカーネルは記録されるだけで実行されないため、"
+                "キャプチャ内の起動は実行ではありません"
+                + (
+                    f"。トレースはグラフの再生も含みます（グラフの起動 {replays} 回）。"
+                    if replays
+                    else "。ここではグラフの起動による再生もないため、実行のされ方を見る"
+                    "チェックは実行しません。"
+                ),
+                weakens=relying("execution") if replays else (),
+            )
+        )
+        if not replays:
+            missing.add("execution")
     for name, value in stats:
         out.append(
             Limitation(
@@ -211,11 +361,14 @@ def _limitations(facts: dict[str, Any], stats: list[list[Any]], detectors: list[
         out.append(
             Limitation(
                 "no-device",
-                "The trace does not list its GPUs (Kineto's deviceProperties block): checks that "
-                "depend on the GPU model cannot run.",
+                f"GPU model unknown: the trace has {facts['kernels']} kernels but does not list "
+                "its GPUs (Kineto's deviceProperties block): checks that depend on the GPU model "
+                "cannot run.",
                 needing("device"),
-                text_ja="トレースに GPU の一覧（Kineto の deviceProperties ブロック）がありませ"
-                "ん。GPU のモデルに依存するチェックは実行できません。",
+                text_ja=f"GPU のモデルは不明です。トレースにはカーネルが {facts['kernels']} 個あり"
+                "ますが、GPU の一覧（Kineto の deviceProperties ブロック）がありません。"
+                "GPU のモデル"
+                "に依存するチェックは実行できません。",
             )
         )
     if facts["gpu_name"] and not facts["known_gpu"]:
@@ -228,9 +381,121 @@ def _limitations(facts: dict[str, Any], stats: list[list[Any]], detectors: list[
                 text_ja=f"このガイドには {facts['gpu_name']} のデータシート上のピーク性能がありま"
                 "せん。レッスンが GPU のピークと比べるレート（TFLOP/s、bytes/s）は、ここでは比べる"
                 "相手がありません。doctor のチェックはピークを使いません。",
+                level="info",
             )
         )
     return out, missing
+
+
+def _dropped_line(facts, dropped: DroppedEvents, detectors, relying) -> Limitation:
+    """The importer's drops, by kind, and what they take from which detectors."""
+    n = facts["dropped"] or dropped.total
+    if dropped.error is not None:
+        return Limitation(
+            "dropped-events",
+            f"Perfetto's JSON importer dropped {n} events that partly overlap another event on "
+            "the same track, and the file could not be read again to tell which "
+            f"({dropped.error}): "
+            "any count may be short.",
+            text_ja=f"Perfetto の JSON インポータが、同じトラック上の別のイベントと部分的に重なる"
+            f"イベントを {n} 個落としました。どれかを確かめるためにファイルを読み直せませんでした"
+            f"（{dropped.error}）。どの集計も足りないおそれがあります。",
+            weakens=tuple(d.id for d in detectors),
+        )
+    kinds = ", ".join(f"{cat or '?'}: {k}" for cat, k in dropped.by_category.most_common())
+    kinds = kinds or "not identified"
+    kernels = dropped.by_category.get("kernel", 0) + dropped.by_category.get("gpu_memcpy", 0)
+    operators = dropped.by_category.get("cpu_op", 0)
+    steps = len(dropped.steps)
+    en = [
+        f"Perfetto's JSON importer dropped {n} event{'s' if n != 1 else ''} that partly "
+        f"overlap{'s' if n == 1 else ''} "
+        "another event on the "
+        f"same track (by kind: {kinds}); `python -m generators.tp info TRACE --dropped` lists "
+        "them."
+    ]
+    ja = [
+        "Perfetto の JSON インポータが、同じトラック上の別のイベントと部分的に重なるイベントを"
+        f" {n} 個落としました（種類別: {kinds}）。`python -m generators.tp info TRACE --dropped` "
+        "で一覧できます。"
+    ]
+    weakens: set[str] = set()
+    if kernels:
+        en.append(f"{kernels} of them ran on the GPU: GPU totals are short by them.")
+        ja.append(f"そのうち {kernels} 個は GPU 上の仕事です。GPU の合計はその分だけ足りません。")
+        weakens |= set(relying("kernels", "gpu"))
+    if operators:
+        en.append(f"{operators} of them are operators: operator counts are short by them.")
+        ja.append(f"そのうち {operators} 個は演算子です。演算子の数はその分だけ足りません。")
+        weakens |= set(relying("operators"))
+    if steps:
+        en.append(
+            f"{steps} of them {'is a' if steps == 1 else 'are'} ProfilerStep#N "
+            f"marker{'' if steps == 1 else 's'}: recovered from the file, so the step loop is "
+            "the trace's own."
+        )
+        ja.append(
+            f"そのうち {steps} 個は ProfilerStep#N の目印です。ファイルから取り戻したので、"
+            "ステップのループはトレースどおりです。"
+        )
+    unknown = n - dropped.total
+    if unknown > 0:
+        en.append(
+            f"{unknown} of them could not be identified from the file: any count that rests on "
+            "kernels or operators may be short by them."
+        )
+        ja.append(
+            f"そのうち {unknown} 個はファイルから特定できませんでした。カーネルや演算子に基づく"
+            "集計は、その分だけ足りないかもしれません。"
+        )
+        weakens |= set(relying("kernels", "gpu", "operators"))
+    elif not (kernels or operators):
+        en.append("None of them is a kernel or an operator.")
+        ja.append("カーネルや演算子は含まれません。")
+    return Limitation(
+        "dropped-events",
+        " ".join(en),
+        text_ja="".join(ja),
+        weakens=tuple(d.id for d in detectors if d.id in weakens),
+        level="caution" if weakens else "info",
+    )
+
+
+def _steps_line(facts, detectors, relying) -> Limitation:
+    """How many steps the loop has, and whether the first ran cold."""
+    n = facts["steps"]
+    per_step = relying("steps")
+    if facts["cold_step"] is not None:
+        cold, warm = _ms(facts["cold_step_ns"]), _ms(facts["warm_step_ns"])
+        return Limitation(
+            "steps",
+            f"{n} profiled steps; the first (ProfilerStep#{facts['cold_step']}, {cold}) ran cold, "
+            f"against a median of {warm} for the others: one-time work, which per-step checks "
+            "leave out.",
+            text_ja=f"プロファイルされたステップは {n} 個です。最初のステップ"
+            f"（ProfilerStep#{facts['cold_step']}、{cold}）はコールドで、ほかのステップの中央値は "
+            f"{warm} でした。一度きりの仕事なので、ステップごとのチェックはこれを除きます。",
+            weakens=per_step if n < 3 else (),
+            level="caution" if n < 3 else "info",
+        )
+    if n < 3:
+        return Limitation(
+            "steps",
+            f"Only {n} profiled step{'s' if n != 1 else ''}: with fewer than three, a cold "
+            "first step (start-up, warm-up) cannot be told from a slow one, and every step may "
+            "carry one-time work.",
+            text_ja=f"プロファイルされたステップは {n} 個だけです。3 個未満では、コールドな最初の"
+            "ステップ（起動、ウォームアップ）と遅いステップの区別がつかず、どのステップにも一度"
+            "きりの仕事が含まれているかもしれません。",
+            weakens=per_step,
+        )
+    return Limitation(
+        "steps",
+        f"{n} profiled steps; the first is not markedly slower than the others.",
+        text_ja=f"プロファイルされたステップは {n} 個です。最初のステップがほかより目立って"
+        "遅いことはありません。",
+        level="info",
+    )
 
 
 def examine(
@@ -240,22 +505,41 @@ def examine(
     *,
     overrides: dict[str, dict[str, float]] | None = None,
     progress: Callable[[str], None] | None = None,
+    read_dropped: bool = True,
 ) -> Report:
-    """Run ``detectors`` on the opened trace ``tp`` (from :func:`generators.tp.open_trace`)."""
+    """Run ``detectors`` on the opened trace ``tp`` (from :func:`generators.tp.open_trace`),
+    which no query has included a ``guide`` module into yet. ``read_dropped=False`` leaves the
+    file unread when the importer dropped events, as the browser page does: no step markers
+    recovered, the drops not told apart."""
     began = time.perf_counter()
+    # Before any module is included: what the importer dropped, and the step markers among
+    # them, which the step loop (guide.windows) takes back from the recovered-step table.
+    _, drop_rows = rows_of(tp, _DROPS_SQL)
+    dropped = None
+    if drop_rows[0][0] and not read_dropped:
+        dropped = DroppedEvents(error="not read")
+    elif drop_rows[0][0]:
+        _, kept = rows_of(tp, _KEPT_SQL)
+        _, steps = rows_of(tp, _STEPS_KEPT_SQL)
+        dropped = dropped_events(path, dict(kept), steps[0][0], drop_rows[0][0])
+    tp.query(recovered_steps_sql(dropped.steps if dropped else []))
     cols, rows = rows_of(tp, _FACTS_SQL)
-    facts = dict(zip(cols, rows[0], strict=True))
+    facts = dict(zip(cols, rows[0], strict=True)) | {"dropped": drop_rows[0][0]}
     _, stats = rows_of(tp, _STATS_SQL)
-    limitations, missing = _limitations(facts, stats, detectors)
+    limitations, missing = _limitations(facts, stats, detectors, dropped)
+    device, device_ja = device_label(facts)
     report = Report(
         path,
         path.stat().st_size,
         facts["gpu_name"],
         limitations=limitations,
         trace_start_ns=int(facts["trace_start"] or 0),
+        trace_end_ns=int(facts["trace_end"] or 0),
+        device=device,
+        device_ja=device_ja,
     )
     for i, det in enumerate(detectors, 1):
-        if missing.intersection(det.needs):
+        if missing.intersection(det.needs) or missing.intersection(set(det.relies) & {"execution"}):
             report.skipped.append(det)
             continue
         if progress:
@@ -277,8 +561,20 @@ def examine(
         params = {p.name: p.value for p in det.params} | (overrides or {}).get(det.id, {})
         seen = render_template(det.seen, evidence, params, format_value)
         seen_ja = render_template(det.text("seen", "ja"), evidence, params, format_value)
-        report.findings.append(Finding(det, evidence, seen, sql, seen_ja))
+        demoted = None
+        if det.scope == "loop" and not facts["steps"] and det.severity != "info":
+            demoted = NO_LOOP_DEMOTION
+        elif (
+            "flows" in det.relies
+            and "flows" in missing
+            and det.severity != "info"
+            # A device ran the work (its kernels missing or unlinked): on a CPU-only trace the
+            # operators are the whole story.
+            and (facts["gpu_name"] or facts["gpu_activities"] or facts["mtia_events"])
+        ):
+            demoted = NO_KERNELS_DEMOTION
+        report.findings.append(Finding(det, evidence, seen, sql, seen_ja, demoted))
     # Most costly first; findings about how to read the trace (info) after the rest.
-    report.findings.sort(key=lambda f: (f.detector.severity == "info", -f.cost_ns, f.detector.id))
+    report.findings.sort(key=lambda f: (f.severity == "info", -f.cost_ns, f.detector.id))
     report.seconds = time.perf_counter() - began
     return report

@@ -2,9 +2,9 @@
 reference traces the tests use, written by ``python -m generators derive`` into
 ``artifacts/doctor/``.
 
-``gallery.json`` holds one entry per trace (where it comes from, its GPU, the findings and what
-the trace cannot show, each finding's sentence and each limitation also in Japanese:
-``seen_ja``, ``text_ja``), ``<slug>.html`` the full report and ``<slug>.ja.html`` the same
+``gallery.json`` holds one entry per trace (where it comes from, its GPU, the trust gate and the
+findings, each finding's sentence and each trust line also in Japanese: ``seen_ja``,
+``text_ja``), ``<slug>.html`` the full report and ``<slug>.ja.html`` the same
 report in Japanese. All are deterministic: no run times, no absolute paths, so a fresh derive
 reproduces them byte for byte.
 """
@@ -120,7 +120,7 @@ def _examine_one(trace: GalleryTrace) -> tuple[dict, dict[str, str]]:
     for finding, found in zip(data["findings"], report.findings, strict=True):
         finding.pop("sql", None)  # the detector file is one click away on the site
         finding["seen_ja"] = found.seen_ja
-    for limitation, lim in zip(data["cannot_see"], report.limitations, strict=True):
+    for limitation, lim in zip(data["trust"], report.limitations, strict=True):
         limitation["text_ja"] = lim.text_ja
     entry = {
         "slug": trace.slug,

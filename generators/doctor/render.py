@@ -52,6 +52,47 @@ def limitation_text(lim: Limitation, lang: str = "en") -> str:
     return lim.text_ja if lang == "ja" else lim.text
 
 
+#: The trust gate's heading, in every format.
+TRUST_HEADING = ("Can I trust this trace?", "このトレースは信頼できるか？")
+
+
+def trust_consequence(lim: Limitation, lang: str = "en") -> str:
+    """What a trust line does to the detectors: which could not run, which it weakens."""
+    parts = []
+    if lim.skipped:
+        ids = ", ".join(lim.skipped)
+        parts.append(_t(lang, f"could not run: {ids}", f"実行できず: {ids}"))
+    if lim.weakens:
+        ids = ", ".join(lim.weakens)
+        parts.append(_t(lang, f"weakens: {ids}", f"弱まる検出器: {ids}"))
+    return "; ".join(parts) if lang == "en" else "、".join(parts)
+
+
+def trust_lines(report: Report, lang: str = "en") -> list[tuple[str, str, str]]:
+    """The trust gate as (level, text, consequence) lines, cautions first; one "nothing to
+    doubt" line when the trace gives no reason."""
+    lims = sorted(report.limitations, key=lambda lim: lim.level != "caution")
+    if not lims:
+        return [
+            (
+                "info",
+                _t(
+                    lang,
+                    "Nothing in the trace itself gives a reason to doubt the findings.",
+                    "トレース自体には、所見を疑う理由は見当たりません。",
+                ),
+                "",
+            )
+        ]
+    return [(lim.level, limitation_text(lim, lang), trust_consequence(lim, lang)) for lim in lims]
+
+
+def demotion_text(f: Finding, lang: str = "en") -> str | None:
+    if not f.demoted:
+        return None
+    return f.demoted[1] if lang == "ja" else f.demoted[0]
+
+
 def clean(text: object) -> str:
     """A trace's string for plain text: control characters (terminal escapes) dropped."""
     return _CONTROL.sub("", str(text))
@@ -99,11 +140,16 @@ def guide_section(det: Detector, lang: str = "en") -> str:
     return " › ".join(t for t in (title, section) if t) or det.guide
 
 
-def zoom_window(row: dict[str, Any]) -> tuple[int, int]:
-    """The [start, end] (absolute trace ns) Perfetto opens on for an evidence row."""
+def zoom_window(row: dict[str, Any], bounds: tuple[int, int] | None = None) -> tuple[int, int]:
+    """The [start, end] (absolute trace ns) Perfetto opens on for an evidence row, kept inside
+    the trace's ``bounds`` when given (the UI would clip a window that runs past them, and a
+    row as long as the trace, a whole step, has margins that do)."""
     ts, dur = int(row["ts"]), max(int(row["dur"] or 0), 0)
     margin = max(int(dur * ZOOM_MARGIN), (ZOOM_MIN_NS - dur) // 2, 0)
-    return ts - margin, ts + dur + margin
+    start, end = ts - margin, ts + dur + margin
+    if bounds is not None and bounds[1] > bounds[0]:
+        start, end = max(start, bounds[0]), min(end, bounds[1])
+    return start, end
 
 
 def _extra_columns(f: Finding) -> list[str]:
@@ -124,7 +170,9 @@ def to_json_obj(report: Report, base: str) -> dict[str, Any]:
         return {
             "id": d.id,
             "title": d.title,
-            "severity": d.severity,
+            "severity": f.severity,
+            "detector_severity": d.severity,
+            "demoted": f.demoted[0] if f.demoted else None,
             "cost_ns": f.cost_ns,
             "rows": len(f.rows),
             "seen": f.seen,
@@ -138,7 +186,7 @@ def to_json_obj(report: Report, base: str) -> dict[str, Any]:
             "evidence": [
                 {
                     **{k: v for k, v in r.items() if k != "evidence"},
-                    "perfetto_window_ns": list(zoom_window(r)),
+                    "perfetto_window_ns": list(zoom_window(r, report.bounds)),
                 }
                 for r in f.evidence
             ],
@@ -151,13 +199,21 @@ def to_json_obj(report: Report, base: str) -> dict[str, Any]:
         "trace_bytes": report.size_bytes,
         "trace_start_ns": report.trace_start_ns,
         "gpu": report.gpu,
+        "device": report.device,
         "seconds": None if report.seconds is None else round(report.seconds, 3),
         "worst_severity": report.worst(),
-        "findings": [finding(f) for f in report.findings],
-        "cannot_see": [
-            {"id": lim.id, "text": lim.text, "detectors_skipped": list(lim.skipped)}
+        # The trust gate, first in the report: what in the trace bends or blocks which detectors.
+        "trust": [
+            {
+                "id": lim.id,
+                "level": lim.level,
+                "text": lim.text,
+                "detectors_skipped": list(lim.skipped),
+                "detectors_weakened": list(lim.weakens),
+            }
             for lim in report.limitations
         ],
+        "findings": [finding(f) for f in report.findings],
         "silent": [d.id for d in report.silent],
         "not_run": [d.id for d in report.skipped],
         "failed": [{"id": d.id, "error": e} for d, e in report.failed],
@@ -181,10 +237,10 @@ def _summary_line(report: Report, lang: str = "en") -> str:
         line = (
             f"検出器 {n} 個で所見 {len(report.findings)} 件（所見なし {len(report.silent)}、"
             f"実行できず {len(report.skipped)}、失敗 {len(report.failed)}）、"
-            f"{report.gpu or 'GPU なし'}"
+            f"{report.device_ja or report.gpu or 'GPU なし'}"
         )
         return line if report.seconds is None else f"{line}、調査時間 {report.seconds:.1f} s"
-    gpu = report.gpu or "no GPU"
+    gpu = report.device or report.gpu or "no GPU"
     line = (
         f"{len(report.findings)} findings from {n} detectors ({len(report.silent)} silent, "
         f"{len(report.skipped)} could not run, {len(report.failed)} failed); {gpu}"
@@ -203,13 +259,22 @@ def render_text(reports: list[Report], base: str, lang: str = "en") -> str:
     for report in reports:
         out.append(f"== {clean(report.path)}")
         out.append(_summary_line(report, lang))
+        out.append("")
+        out.append(_t(lang, *TRUST_HEADING))
+        for level, text, consequence in trust_lines(report, lang):
+            mark = "!" if level == "caution" else "-"
+            out.append(f"  {mark} {clean(text)}")
+            if consequence:
+                out.append(f"    ({consequence})")
         for i, f in enumerate(report.findings, 1):
             d = f.detector
             out.append("")
             out.append(
-                f"{i}. {d.severity.upper()}: {d.text('title', lang)} [{d.id}], "
+                f"{i}. {f.severity.upper()}: {d.text('title', lang)} [{d.id}], "
                 f"{format_duration_ns(f.cost_ns)}"
             )
+            if f.demoted:
+                out.append(f"   {demotion_text(f, lang)}")
             out.append(f"   {labels['Seen']}{clean(finding_seen(f, lang))}")
             for label, val in (("Why", "why"), ("Try", "try_"), ("After", "after")):
                 out.append(f"   {labels[label]}{d.text(val, lang)}")
@@ -237,10 +302,6 @@ def render_text(reports: list[Report], base: str, lang: str = "en") -> str:
                     f"     {_when(report, r['ts']):>14}  {format_duration_ns(r['dur'] or 0):>9}  "
                     f"{clean(r['location'])}: {clean(r['what'])}"
                 )
-        if report.limitations:
-            out.append("")
-            out.append(_t(lang, "What this trace cannot show:", "このトレースからわからないこと:"))
-            out += [f"  - {clean(limitation_text(lim, lang))}" for lim in report.limitations]
         for d, e in report.failed:
             out.append(
                 _t(
@@ -271,6 +332,11 @@ def render_markdown(reports: list[Report], base: str, lang: str = "en") -> str:
         out.append(f"## {md_cell(report.path.name)}")
         out.append("")
         out.append(_summary_line(report, lang) + _t(lang, ".", "。"))
+        out += ["", f"### {_t(lang, *TRUST_HEADING)}", ""]
+        for level, text, consequence in trust_lines(report, lang):
+            mark = _t(lang, "**Caution.** ", "**注意**: ") if level == "caution" else ""
+            more = f" ({md_cell(consequence)})" if consequence else ""
+            out.append(f"- {mark}{md_cell(text)}{more}")
         for f in report.findings:
             d = f.detector
             title = d.text("title", lang)
@@ -278,11 +344,13 @@ def render_markdown(reports: list[Report], base: str, lang: str = "en") -> str:
                 "",
                 _t(
                     lang,
-                    f"### {d.severity.capitalize()}: {title} (`{d.id}`)",
-                    f"### {title}（`{d.id}`、{d.severity}）",
+                    f"### {f.severity.capitalize()}: {title} (`{d.id}`)",
+                    f"### {title}（`{d.id}`、{f.severity}）",
                 ),
                 "",
             ]
+            if f.demoted:
+                out += [f"*{md_cell(demotion_text(f, lang))}*", ""]
             out.append(_t(lang, "**Seen.** ", "**所見**: ") + md_cell(finding_seen(f, lang)))
             out += [
                 "",
@@ -325,13 +393,6 @@ def render_markdown(reports: list[Report], base: str, lang: str = "en") -> str:
                         f"\nほかに {f.unlisted} 行あります（一覧にはありません）。",
                     )
                 )
-        if report.limitations:
-            out += [
-                "",
-                _t(lang, "**What this trace cannot show.**", "**このトレースからわからないこと**"),
-                "",
-            ]
-            out += [f"- {md_cell(limitation_text(lim, lang))}" for lim in report.limitations]
         if report.silent:
             out += [
                 "",
@@ -366,9 +427,10 @@ def _html_finding(report: Report, f: Finding, base: str, index: int, lang: str =
     d = f.detector
     extra = _extra_columns(f)
     parts = [
-        f'<section class="finding finding--{d.severity}" id="{_e(report.key)}-{d.id}">',
-        f'<h3><span class="sev">{d.severity}</span> {_e(d.text("title", lang))} <code>{d.id}</code>'
+        f'<section class="finding finding--{f.severity}" id="{_e(report.key)}-{d.id}">',
+        f'<h3><span class="sev">{f.severity}</span> {_e(d.text("title", lang))} <code>{d.id}</code>'
         f' <span class="cost">{format_duration_ns(f.cost_ns)}</span></h3>',
+        *([f'<p class="demoted">{_e(demotion_text(f, lang))}</p>'] if f.demoted else []),
         f"<p><strong>{_t(lang, 'Seen.', '所見:')}</strong> {_e(finding_seen(f, lang))}</p>",
         f"<p><strong>{_t(lang, 'Why it matters.', 'なぜ問題か:')}</strong> "
         f"{_prose(d.text('why', lang))}</p>",
@@ -400,7 +462,7 @@ def _html_finding(report: Report, f: Finding, base: str, index: int, lang: str =
     parts += [f"<th>{_e(c)}</th>" for c in extra]
     parts.append("<th></th></tr></thead><tbody>")
     for r in f.evidence:
-        start, end = zoom_window(r)
+        start, end = zoom_window(r, report.bounds)
         cells = "".join(f"<td>{_e(format_value(r.get(c), c))}</td>" for c in extra)
         parts.append(
             f"<tr><td>{_when(report, r['ts'])}</td><td>{format_duration_ns(r['dur'] or 0)}</td>"
@@ -432,6 +494,19 @@ def _html_finding(report: Report, f: Finding, base: str, index: int, lang: str =
     )
     parts.append("</section>")
     return "\n".join(parts)
+
+
+def _html_trust(report: Report, lang: str = "en") -> str:
+    """The trust gate as an HTML section: one item per line, cautions marked."""
+    items = []
+    for level, text, consequence in trust_lines(report, lang):
+        more = f' <span class="weakens">({_e(consequence)})</span>' if consequence else ""
+        # _prose: escaped like any trace text, its `commands` set as code.
+        items.append(f'<li class="trust--{_e(level)}">{_prose(text)}{more}</li>')
+    return (
+        f'<section class="trust" id="{_e(report.key)}-trust"><h3>{_t(lang, *TRUST_HEADING)}</h3>'
+        f"<ul>{''.join(items)}</ul></section>"
+    )
 
 
 def render_html(
@@ -493,6 +568,7 @@ def render_html(
                 + f"{_e(report.provenance)}</p>"
             )
         body.append(f"<p>{_e(_summary_line(report, lang))}{_t(lang, '.', '。')}</p>")
+        body.append(_html_trust(report, lang))
         body.append(
             '<p class="picker"><label>'
             + _t(
@@ -508,22 +584,11 @@ def render_html(
             body += [
                 f'<li><a href="#{_e(report.key)}-{f.detector.id}">'
                 f"{_e(f.detector.text('title', lang))}</a> "
-                f"({f.detector.severity}, {format_duration_ns(f.cost_ns)})</li>"
+                f"({f.severity}, {format_duration_ns(f.cost_ns)})</li>"
                 for f in report.findings
             ]
             body.append("</ol></nav>")
         body += [_html_finding(report, f, base, i, lang) for i, f in enumerate(report.findings, 1)]
-        if report.limitations:
-            body.append(
-                _t(
-                    lang,
-                    "<h3>What this trace cannot show</h3>",
-                    "<h3>このトレースからわからないこと</h3>",
-                )
-                + "<ul>"
-            )
-            body += [f"<li>{_e(limitation_text(lim, lang))}</li>" for lim in report.limitations]
-            body.append("</ul>")
         if report.failed:
             body.append(
                 _t(

@@ -4,7 +4,7 @@
 INCLUDE PERFETTO MODULE guide.train;
 
 WITH
-  steps AS (SELECT COUNT(*) AS n FROM guide_kineto_profiler_step),
+  steps AS (SELECT COUNT(*) AS n FROM guide_train_step),
   gemm AS (
     SELECT
       SUM(IIF(phase = 'forward', flops, 0)) AS fwd_flops,
@@ -42,8 +42,8 @@ WITH
   ),
   -- The middle profiled step, for the "Open in Perfetto" button.
   mid AS (
-    SELECT ts, dur FROM guide_kineto_profiler_step ORDER BY step
-    LIMIT 1 OFFSET (SELECT COUNT(*) / 2 FROM guide_kineto_profiler_step)
+    SELECT ts, dur FROM guide_train_step ORDER BY step
+    LIMIT 1 OFFSET (SELECT COUNT(*) / 2 FROM guide_train_step)
   ),
   links AS (
     SELECT

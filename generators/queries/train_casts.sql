@@ -5,7 +5,7 @@ INCLUDE PERFETTO MODULE guide.train;
 INCLUDE PERFETTO MODULE guide.shapes;
 
 WITH
-  steps AS (SELECT COUNT(*) AS n, SUM(dur) AS step_ns FROM guide_kineto_profiler_step),
+  steps AS (SELECT COUNT(*) AS n, SUM(dur) AS step_ns FROM guide_train_step),
   casts AS MATERIALIZED (
     SELECT
       o.*,

@@ -5,7 +5,7 @@ INCLUDE PERFETTO MODULE guide.train;
 INCLUDE PERFETTO MODULE guide.kernel_names;
 
 WITH
-  steps AS (SELECT COUNT(*) AS n, SUM(dur) AS step_ns FROM guide_kineto_profiler_step),
+  steps AS (SELECT COUNT(*) AS n, SUM(dur) AS step_ns FROM guide_train_step),
   traced AS (SELECT EXISTS (SELECT 1 FROM guide_kineto_gpu_activity) AS yes),
   -- Inductor's generated kernels: GPU kernels on a GPU trace; on a CPU trace its C++ kernels,
   -- which record themselves as CPU slices.
@@ -17,8 +17,8 @@ WITH
   ),
   -- The middle profiled step, for the "Open in Perfetto" button.
   mid AS (
-    SELECT ts, dur FROM guide_kineto_profiler_step ORDER BY step
-    LIMIT 1 OFFSET (SELECT COUNT(*) / 2 FROM guide_kineto_profiler_step)
+    SELECT ts, dur FROM guide_train_step ORDER BY step
+    LIMIT 1 OFFSET (SELECT COUNT(*) / 2 FROM guide_train_step)
   )
 SELECT
   (SELECT COUNT(*) FROM guide_kineto_slice WHERE name GLOB 'Torch-Compiled Region*') * 1.0
@@ -35,7 +35,7 @@ SELECT
   -- The compiler at work: Dynamo, AOTAutograd and Inductor time their phases with
   -- `<phase> (dynamo_timed)` records. None in the traced steps means no compilation and no
   -- recompilation happened there.
-  (SELECT COUNT(*) FROM guide_kineto_slice AS s, guide_kineto_profiler_step AS st
+  (SELECT COUNT(*) FROM guide_kineto_slice AS s, guide_train_step AS st
     WHERE s.name GLOB '* (dynamo_timed)' AND s.ts >= st.ts AND s.ts < st.ts + st.dur)
     AS compiler_rows,
   (SELECT COUNT(*) FROM guide_kineto_slice WHERE name = 'AOTDispatcher Runtime Wrapper Prologue')

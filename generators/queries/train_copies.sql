@@ -7,7 +7,7 @@
 INCLUDE PERFETTO MODULE guide.train;
 
 WITH
-  steps AS (SELECT COUNT(*) AS n FROM guide_kineto_profiler_step),
+  steps AS (SELECT COUNT(*) AS n FROM guide_train_step),
   -- Every copy launched from the step's thread (or an autograd engine thread) during a step.
   copy AS MATERIALIZED (
     SELECT
@@ -24,7 +24,7 @@ WITH
     JOIN guide_kineto_launch_link AS ll ON ll.gpu_id = g.id
     JOIN guide_kineto_slice AS r ON r.id = ll.launch_id
     JOIN guide_train_thread AS th ON th.track_id = r.track_id
-    JOIN guide_kineto_profiler_step AS st ON r.ts >= st.ts AND r.ts < st.ts + st.dur
+    JOIN guide_train_step AS st ON r.ts >= st.ts AND r.ts < st.ts + st.dur
     WHERE g.category = 'gpu_memcpy'
   ),
   kernel AS MATERIALIZED (

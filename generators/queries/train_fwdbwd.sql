@@ -8,7 +8,7 @@ INCLUDE PERFETTO MODULE guide.train;
 SELECT
   forward_name,
   backward_name,
-  COUNT(*) * 1.0 / (SELECT COUNT(*) FROM guide_kineto_profiler_step) AS links_per_step,
+  COUNT(*) * 1.0 / (SELECT COUNT(*) FROM guide_train_step) AS links_per_step,
   IIF(MIN(forward_track_id = backward_track_id) = 1, 'yes', 'no') AS same_thread
 FROM guide_train_fwdbwd
 GROUP BY forward_name, backward_name

@@ -8,7 +8,7 @@ INCLUDE PERFETTO MODULE guide.train;
 INCLUDE PERFETTO MODULE guide.hardware;
 INCLUDE PERFETTO MODULE guide.shapes;
 
-WITH steps AS (SELECT COUNT(*) AS n FROM guide_kineto_profiler_step)
+WITH steps AS (SELECT COUNT(*) AS n FROM guide_train_step)
 SELECT
   g.phase,
   guide_shapes_dtype_label(g.dtype) AS dtype,

@@ -11,7 +11,7 @@ WITH
   mem AS (
     SELECT m.* FROM guide_train_memory AS m, dev WHERE m.device = dev.device
   ),
-  steps AS (SELECT step, ts, dur FROM guide_kineto_profiler_step ORDER BY step LIMIT 2),
+  steps AS (SELECT step, ts, dur FROM guide_train_step ORDER BY step LIMIT 2),
   first_step AS (SELECT * FROM steps ORDER BY step LIMIT 1),
   second_step AS (SELECT * FROM steps ORDER BY step DESC LIMIT 1),
   -- Allocated bytes at a moment: the running total after the last event before it (the first

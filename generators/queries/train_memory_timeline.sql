@@ -11,7 +11,7 @@ WITH
     SELECT IIF(EXISTS (SELECT 1 FROM guide_train_memory WHERE device = 'CUDA'), 'CUDA', 'CPU')
       AS device
   ),
-  first_step AS (SELECT MIN(ts) AS ts FROM guide_kineto_profiler_step)
+  first_step AS (SELECT MIN(ts) AS ts FROM guide_train_step)
 SELECT
   m.step,
   COALESCE(m.phase, 'between phases') AS phase,

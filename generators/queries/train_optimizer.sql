@@ -4,7 +4,7 @@
 INCLUDE PERFETTO MODULE guide.train;
 
 WITH
-  steps AS (SELECT COUNT(*) AS n FROM guide_kineto_profiler_step),
+  steps AS (SELECT COUNT(*) AS n FROM guide_train_step),
   opt AS (SELECT * FROM guide_train_phase_cost WHERE phase = 'optimizer'),
   zero AS (SELECT * FROM guide_train_phase_cost WHERE phase = 'zero_grad'),
   opt_gpu AS (
@@ -63,7 +63,7 @@ SELECT
   (SELECT CAST(SUM(gpu_ns) / steps.n AS INT) FROM zero) AS zero_grad_gpu_ns,
   -- The step, and the loss read that follows the optimizer: CPU time saved in the optimizer
   -- can reappear as waiting there when the GPU sets the pace.
-  (SELECT CAST(SUM(dur) / steps.n AS INT) FROM guide_kineto_profiler_step) AS step_cpu_ns,
+  (SELECT CAST(SUM(dur) / steps.n AS INT) FROM guide_train_step) AS step_cpu_ns,
   (SELECT CAST(COALESCE(SUM(dur), 0) / steps.n AS INT) FROM guide_train_phase
     WHERE phase = 'log_loss') AS log_loss_cpu_ns,
   -- Average CPU time of one kernel launch call (cudaLaunchKernel) per phase.

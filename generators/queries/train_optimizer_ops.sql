@@ -6,7 +6,7 @@
 INCLUDE PERFETTO MODULE guide.train;
 
 WITH
-  steps AS (SELECT COUNT(*) AS n FROM guide_kineto_profiler_step),
+  steps AS (SELECT COUNT(*) AS n FROM guide_train_step),
   top AS MATERIALIZED (
     SELECT p.phase, o.id, o.name, o.dur, o.ts
     FROM guide_train_phase_op AS o

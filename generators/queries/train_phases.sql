@@ -7,7 +7,19 @@
 INCLUDE PERFETTO MODULE guide.train;
 
 WITH
-  steps AS (SELECT COUNT(*) AS n, SUM(dur) AS step_ns FROM guide_kineto_profiler_step),
+  steps AS (SELECT COUNT(*) AS n, SUM(dur) AS step_ns FROM guide_train_step),
+  -- Only the outermost phases: a label nested in another would count twice. (A derived phase,
+  -- found_by other than 'label', is never nested: it is found only where no label marks it.)
+  outermost AS (
+    SELECT * FROM guide_train_phase_cost
+    WHERE id NOT IN (
+      SELECT inner_p.id FROM guide_train_phase AS inner_p
+      JOIN guide_train_phase AS outer_p
+        ON outer_p.track_id = inner_p.track_id AND outer_p.depth < inner_p.depth
+        AND inner_p.ts >= outer_p.ts AND inner_p.ts < outer_p.ts + outer_p.dur
+      WHERE inner_p.found_by = 'label' AND outer_p.found_by = 'label'
+    )
+  ),
   phased AS (
     SELECT
       phase,
@@ -17,28 +29,49 @@ WITH
       SUM(kernels) AS kernels,
       SUM(copies) AS copies,
       SUM(gpu_ns) AS gpu_ns
-    FROM guide_train_phase_cost
-    -- Only the outermost phases: a label nested in another would count twice.
-    WHERE id NOT IN (
-      SELECT inner_p.id FROM guide_train_phase AS inner_p
-      JOIN guide_train_phase AS outer_p
-        ON outer_p.track_id = inner_p.track_id AND outer_p.depth < inner_p.depth
-        AND inner_p.ts >= outer_p.ts AND inner_p.ts < outer_p.ts + outer_p.dur
-    )
+    FROM outermost
     GROUP BY phase
+  ),
+  -- The phases every training trace can show (PyTorch's own annotations, the autograd engine's
+  -- slices, the work before the backward): one that this trace does not show gets a row of its
+  -- own, with no calls and no times, rather than none (its time is not in the rest of the step
+  -- either: there is none to count).
+  missing AS (
+    SELECT
+      want.phase,
+      0 AS calls,
+      NULL AS cpu_ns,
+      NULL AS cpu_ops,
+      NULL AS kernels,
+      NULL AS copies,
+      NULL AS gpu_ns
+    FROM (
+      SELECT 'data' AS phase UNION ALL SELECT 'forward' UNION ALL SELECT 'backward'
+      UNION ALL SELECT 'optimizer' UNION ALL SELECT 'zero_grad'
+    ) AS want
+    WHERE want.phase NOT IN (SELECT phase FROM phased)
+  ),
+  -- Each step's time covered by a phase: a union, so that phases that overlap (a derived one
+  -- and a label of the loop's own) count once.
+  covered AS (
+    SELECT SUM(busy_ns) AS ns FROM guide_windows_union!(
+      (SELECT step AS group_id, ts, dur FROM outermost)
+    )
   ),
   rest AS (
     -- The step's time outside every phase: the loop's own Python, the profiler's step marker.
     SELECT
       'rest of the step' AS phase,
       NULL AS calls,
-      (SELECT step_ns FROM steps) - (SELECT SUM(cpu_ns) FROM phased) AS cpu_ns,
+      (SELECT step_ns FROM steps) - (SELECT COALESCE(ns, 0) FROM covered) AS cpu_ns,
       NULL AS cpu_ops,
       NULL AS kernels,
       NULL AS copies,
       NULL AS gpu_ns
   ),
-  all_rows AS (SELECT * FROM phased UNION ALL SELECT * FROM rest)
+  all_rows AS (
+    SELECT * FROM phased UNION ALL SELECT * FROM missing UNION ALL SELECT * FROM rest
+  )
 SELECT
   a.phase,
   a.calls * 1.0 / steps.n AS calls_per_step,

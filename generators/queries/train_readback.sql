@@ -4,7 +4,7 @@
 INCLUDE PERFETTO MODULE guide.train;
 
 WITH
-  steps AS (SELECT COUNT(*) AS n FROM guide_kineto_profiler_step),
+  steps AS (SELECT COUNT(*) AS n FROM guide_train_step),
   reads AS (SELECT * FROM guide_train_phase WHERE phase = 'log_loss'),
   gpu AS (SELECT ts, dur FROM guide_kineto_gpu_activity),
   traced AS (SELECT EXISTS (SELECT 1 FROM guide_kineto_gpu_activity) AS yes),

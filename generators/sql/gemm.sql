@@ -68,14 +68,20 @@ WITH
     JOIN guide_shapes_input AS a ON a.slice_id = op.id AND a.input_index = op.a_index
     JOIN guide_shapes_input AS b ON b.slice_id = op.id AND b.input_index = op.a_index + 1
   ),
-  launched AS (
-    SELECT op.id AS op_id, g.name, g.dur
-    FROM op
-    JOIN guide_kineto_slice AS r
-      ON r.track_id = op.track_id AND r.ts >= op.ts AND r.ts < op.ts + op.dur
-      AND r.category IN ('cuda_runtime', 'cuda_driver')
-    JOIN guide_kineto_launch_link AS ll ON ll.launch_id = r.id
+  -- Every kernel launch (runtime or driver call, on a CPU thread), once: the GEMMs are joined
+  -- to these rows by time, not to every slice of the trace, and the kernels each one launched
+  -- are materialized once for the three lookups below (a large trace took half a minute).
+  kernel_launch AS MATERIALIZED (
+    SELECT r.ts, r.track_id, g.name, g.dur
+    FROM guide_kineto_launch_link AS ll
+    JOIN slice AS r ON r.id = ll.launch_id
     JOIN guide_kineto_gpu_activity AS g ON g.id = ll.gpu_id AND g.category = 'kernel'
+  ),
+  launched AS MATERIALIZED (
+    SELECT op.id AS op_id, k.name, k.dur
+    FROM op
+    JOIN kernel_launch AS k
+      ON k.track_id = op.track_id AND k.ts >= op.ts AND k.ts < op.ts + op.dur
   )
 SELECT
   sized.id,

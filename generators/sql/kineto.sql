@@ -91,6 +91,32 @@ SELECT id, ts, dur, name, category, parent_id
 FROM guide_kineto_slice
 WHERE category IN ('cuda_runtime', 'cuda_driver');
 
+-- Runtime and driver calls that block the CPU until the GPU has caught up, on every vendor:
+-- the synchronisations (cuda/hip Device/Stream/Event Synchronize, cuCtxSynchronize...) and the
+-- blocking copies (cudaMemcpy, hipMemcpy, hipMemcpyWithStream, which PyTorch on ROCm uses for a
+-- synchronous copy, and the driver's cuMemcpyDtoH/HtoD; not their *Async forms).
+CREATE PERFETTO TABLE guide_kineto_sync_call(
+  -- Slice id.
+  id ID(slice.id),
+  -- API name.
+  name STRING,
+  -- Start timestamp (ns).
+  ts TIMESTAMP,
+  -- Duration (ns).
+  dur DURATION,
+  -- 'sync' for a synchronisation, 'copy' for a blocking copy.
+  kind STRING
+) AS
+-- One filter per name pattern, which the table runs itself.
+SELECT id, name, ts, dur, 'sync' AS kind FROM guide_kineto_runtime_call
+WHERE name GLOB '*Synchronize*'
+UNION ALL
+SELECT id, name, ts, dur, 'copy' FROM guide_kineto_runtime_call
+WHERE name IN (
+  'cudaMemcpy', 'hipMemcpy', 'hipMemcpyWithStream', 'hipMemcpyDtoH', 'hipMemcpyHtoD',
+  'hipMemcpyDtoD', 'cuMemcpyDtoH', 'cuMemcpyDtoH_v2', 'cuMemcpyHtoD', 'cuMemcpyHtoD_v2'
+);
+
 -- One row per profiled step (`ProfilerStep#N` annotations).
 CREATE PERFETTO VIEW guide_kineto_profiler_step(
   -- Slice id of the step annotation.

@@ -51,6 +51,28 @@ SELECT CASE $phase
   ELSE 8
 END;
 
+-- The loop's profiled steps: the CPU's `ProfilerStep#N` slices. A ROCm trace (and some CUDA ones)
+-- also copies each step onto a GPU stream as a `gpu_user_annotation`: that copy is not a step of
+-- the loop, and counted as one it would halve every per-step average.
+CREATE PERFETTO TABLE guide_train_step(
+  -- Slice id of the step annotation.
+  id JOINID(slice.id),
+  -- Step number N.
+  step LONG,
+  -- Start (ns).
+  ts TIMESTAMP,
+  -- Duration (ns).
+  dur DURATION,
+  -- Track of the thread that ran the step.
+  track_id JOINID(track.id),
+  -- Depth of the step annotation on its track.
+  depth LONG
+) AS
+SELECT st.id, st.step, st.ts, st.dur, st.track_id, s.depth
+FROM guide_kineto_profiler_step AS st
+JOIN slice AS s USING (id)
+WHERE s.category = 'user_annotation';
+
 -- The CPU threads that do a training step's work: the thread that runs the profiler steps
 -- ('step') and any other thread that runs autograd engine work ('autograd': on a GPU the engine
 -- runs the backward on a thread of its own). Other threads (a pin-memory thread, the profiler's
@@ -65,7 +87,9 @@ CREATE PERFETTO TABLE guide_train_thread(
 ) AS
 WITH
   step_track AS (
-    SELECT DISTINCT track_id, tid FROM guide_kineto_slice WHERE name GLOB 'ProfilerStep#*'
+    SELECT DISTINCT s.track_id, s.tid
+    FROM guide_kineto_slice AS s
+    WHERE s.id IN (SELECT id FROM guide_train_step)
   )
 SELECT track_id, tid, 'step' AS role
 FROM step_track
@@ -75,39 +99,163 @@ FROM guide_kineto_slice
 WHERE name GLOB 'autograd::engine::evaluate_function: *'
   AND track_id NOT IN (SELECT track_id FROM step_track);
 
--- Every phase of every profiled step: one row per phase annotation on the step's thread.
+-- Every phase of every profiled step, found in one of three ways (`found_by`):
+--
+-- * 'label': an annotation on the step's thread whose name marks a phase
+--   (_guide_train_phase_name): PyTorch's own (DataLoader, optimizer step, zero_grad) in any
+--   trace, the guide's `record_function` labels in its own.
+-- * 'autograd engine': a step with no `backward` label. Its backward runs from the start of the
+--   first `autograd::engine::evaluate_function: <Node>` slice in the step to the end of the
+--   last, on whichever thread the engine ran them (its own on a GPU, the step's on a CPU), or
+--   to the end of the last work on the engine's own thread in the step if that is later (a
+--   DDP reducer's bucket copies follow the last node): the time the step's thread spends in
+--   `loss.backward()`. Every training trace has these slices.
+-- * 'before the backward': a step with no `forward` label, whose backward was found. Its
+--   forward is the step's thread's work before the backward begins: from the first slice on
+--   that thread (an operator, or an annotation of the loop's own, such as DDP's
+--   `DistributedDataParallel.forward`) that starts after the last labelled phase that ended
+--   before the backward (or after the step's start) to the backward's start. It holds what the loop runs there: the model, the
+--   loss, and a copy of the batch to the device unless a label marks it.
+--
+-- One forward and one backward per step: with several backward passes in a step (gradient
+-- accumulation), the derived backward runs from the first to the last, the forwards between
+-- them inside it.
 CREATE PERFETTO TABLE guide_train_phase(
-  -- Slice id of the annotation.
+  -- Slice id of the annotation; for a derived phase, of its first slice (the first
+  -- evaluate_function, the forward's first operator).
   id JOINID(slice.id),
   -- Profiler step it belongs to.
   step LONG,
   -- Phase (_guide_train_phase_name).
   phase STRING,
-  -- Annotation name as the trace writes it (names the optimizer and the DataLoader iterator).
+  -- Annotation name as the trace writes it (names the optimizer and the DataLoader iterator);
+  -- for a derived phase, the name of its first slice.
   name STRING,
   -- Start (ns).
   ts TIMESTAMP,
-  -- CPU time of the phase: the annotation's duration (ns).
+  -- CPU time of the phase: the annotation's duration, or the derived window's (ns).
   dur DURATION,
   -- Track of the step's thread.
   track_id JOINID(track.id),
-  -- Depth of the annotation on its track.
-  depth LONG
+  -- Depth of the annotation on its track; for a derived phase, the step annotation's depth
+  -- (everything on the step's thread inside the window is in the phase).
+  depth LONG,
+  -- 'label', 'autograd engine' or 'before the backward'.
+  found_by STRING
 ) AS
-SELECT
-  s.id,
-  st.step,
-  _guide_train_phase_name(s.name) AS phase,
-  s.name,
-  s.ts,
-  s.dur,
-  s.track_id,
-  s.depth
-FROM guide_kineto_slice AS s
-JOIN guide_kineto_profiler_step AS st
-  ON s.track_id = st.track_id AND s.ts >= st.ts AND s.ts < st.ts + st.dur
-WHERE s.category = 'user_annotation' AND _guide_train_phase_name(s.name) IS NOT NULL
-ORDER BY s.ts;
+WITH
+  labelled AS (
+    SELECT
+      s.id,
+      st.step,
+      _guide_train_phase_name(s.name) AS phase,
+      s.name,
+      s.ts,
+      s.dur,
+      s.track_id,
+      s.depth,
+      'label' AS found_by
+    FROM guide_kineto_slice AS s
+    JOIN guide_train_step AS st
+      ON s.track_id = st.track_id AND s.ts >= st.ts AND s.ts < st.ts + st.dur
+    WHERE s.category = 'user_annotation' AND _guide_train_phase_name(s.name) IS NOT NULL
+  ),
+  node AS (
+    SELECT
+      st.step,
+      s.id,
+      s.name,
+      s.ts,
+      s.ts + s.dur AS end_ts,
+      ROW_NUMBER() OVER (PARTITION BY st.step ORDER BY s.ts, s.id) AS nth
+    FROM guide_train_step AS st
+    JOIN guide_kineto_slice AS s ON s.ts >= st.ts AND s.ts < st.ts + st.dur
+    WHERE s.name GLOB 'autograd::engine::evaluate_function: *'
+      AND s.track_id IN (SELECT track_id FROM guide_train_thread)
+  ),
+  -- The end of the engine's own threads' last work in each step: after the last node, a DDP
+  -- reducer copies its gradient buckets and waits on streams there, and the step's thread is
+  -- still waiting in loss.backward().
+  engine_thread_end AS (
+    SELECT st.step, MAX(s.ts + s.dur) AS end_ts
+    FROM guide_train_step AS st
+    JOIN guide_train_thread AS th ON th.role = 'autograd'
+    JOIN slice AS s
+      ON s.track_id = th.track_id AND s.depth = 0 AND s.ts >= st.ts AND s.ts < st.ts + st.dur
+    GROUP BY st.step
+  ),
+  engine AS (
+    SELECT
+      n.id,
+      n.step,
+      'backward' AS phase,
+      n.name,
+      n.ts,
+      MAX(
+        (SELECT MAX(end_ts) FROM node AS m WHERE m.step = n.step),
+        COALESCE((SELECT e.end_ts FROM engine_thread_end AS e WHERE e.step = n.step), 0)
+      ) - n.ts AS dur,
+      st.track_id,
+      st.depth,
+      'autograd engine' AS found_by
+    FROM node AS n
+    JOIN guide_train_step AS st USING (step)
+    WHERE n.nth = 1
+      AND NOT EXISTS (SELECT 1 FROM labelled AS l WHERE l.step = n.step AND l.phase = 'backward')
+  ),
+  backward AS (
+    SELECT step, ts FROM labelled WHERE phase = 'backward'
+    UNION ALL
+    SELECT step, ts FROM engine
+  ),
+  -- Where a derived forward may start: after the step's start and after every labelled phase
+  -- that ended before the step's (first) backward.
+  forward_after AS (
+    SELECT
+      st.step,
+      st.track_id,
+      st.depth,
+      b.ts AS backward_ts,
+      MAX(st.ts, COALESCE(
+        (SELECT MAX(l.ts + l.dur) FROM labelled AS l
+          WHERE l.step = st.step AND l.ts + l.dur <= b.ts),
+        st.ts
+      )) AS after_ts
+    FROM guide_train_step AS st
+    JOIN (SELECT step, MIN(ts) AS ts FROM backward GROUP BY step) AS b USING (step)
+    WHERE NOT EXISTS (SELECT 1 FROM labelled AS l WHERE l.step = st.step AND l.phase = 'forward')
+  ),
+  first_op AS (
+    SELECT
+      f.*,
+      (SELECT s.id FROM guide_kineto_slice AS s
+        WHERE s.track_id = f.track_id AND s.category IN ('cpu_op', 'user_annotation')
+          AND s.ts >= f.after_ts AND s.ts < f.backward_ts AND s.id NOT IN (
+            SELECT id FROM guide_train_step
+          )
+        ORDER BY s.ts, s.depth LIMIT 1) AS op_id
+    FROM forward_after AS f
+  ),
+  before_backward AS (
+    SELECT
+      s.id,
+      f.step,
+      'forward' AS phase,
+      s.name,
+      s.ts,
+      f.backward_ts - s.ts AS dur,
+      f.track_id,
+      f.depth,
+      'before the backward' AS found_by
+    FROM first_op AS f
+    JOIN slice AS s ON s.id = f.op_id
+  )
+SELECT * FROM labelled
+UNION ALL
+SELECT * FROM engine
+UNION ALL
+SELECT * FROM before_backward
+ORDER BY ts;
 
 -- The CPU operators of each phase: on the step's thread inside the annotation, and on an
 -- autograd engine thread during it.
@@ -173,22 +321,29 @@ CREATE PERFETTO TABLE guide_train_phase_gpu(
   -- GPU duration (ns).
   dur DURATION
 ) AS
+WITH
+  -- Every launch from a training thread, with the GPU work it started, once: joining the
+  -- phases to these rows, not to every slice of the trace, keeps this table fast on a trace of
+  -- a hundred thousand events.
+  launch AS MATERIALIZED (
+    SELECT r.id, r.name, r.ts, r.track_id, th.role, ll.gpu_id
+    FROM guide_kineto_launch_link AS ll
+    JOIN slice AS r ON r.id = ll.launch_id
+    JOIN guide_train_thread AS th ON th.track_id = r.track_id
+  )
 SELECT
   p.id AS phase_id,
-  r.id AS launch_id,
-  r.name AS launch_name,
+  l.id AS launch_id,
+  l.name AS launch_name,
   g.id AS gpu_id,
   g.name,
   g.category,
   g.ts,
   g.dur
 FROM guide_train_phase AS p
-JOIN guide_kineto_slice AS r
-  ON r.ts >= p.ts AND r.ts < p.ts + p.dur AND r.category IN ('cuda_runtime', 'cuda_driver')
-JOIN guide_train_thread AS th ON th.track_id = r.track_id
-JOIN guide_kineto_launch_link AS ll ON ll.launch_id = r.id
-JOIN guide_kineto_gpu_activity AS g ON g.id = ll.gpu_id
-WHERE th.role = 'autograd' OR r.track_id = p.track_id;
+JOIN launch AS l
+  ON l.ts >= p.ts AND l.ts < p.ts + p.dur AND (l.role = 'autograd' OR l.track_id = p.track_id)
+JOIN guide_kineto_gpu_activity AS g ON g.id = l.gpu_id;
 
 -- What each phase cost: its CPU time and operators, and the GPU work it launched.
 CREATE PERFETTO TABLE guide_train_phase_cost(
@@ -392,7 +547,7 @@ SELECT
   n.bytes,
   n.allocated_bytes,
   n.device,
-  (SELECT st.step FROM guide_kineto_profiler_step AS st
+  (SELECT st.step FROM guide_train_step AS st
     WHERE n.ts >= st.ts AND n.ts < st.ts + st.dur) AS step,
   (SELECT p.phase FROM guide_train_phase AS p
     WHERE n.ts >= p.ts AND n.ts < p.ts + p.dur ORDER BY p.depth DESC LIMIT 1) AS phase

@@ -128,12 +128,22 @@ SELECT span.ts, b.window_ns, b.activities, b.busy_ns
 FROM span
 JOIN guide_windows_gpu_busy!(span) AS b USING (window_id);
 
--- The windows of the step loop: each `ProfilerStep#N` on a CPU thread; for a trace without steps
--- (a profiler used without a schedule), one window over the whole trace. Kineto's GPU-side copies
--- of the step annotations (`gpu_user_annotation`) are not windows: they mark GPU time, not the
--- loop.
+-- `ProfilerStep#N` annotations that the JSON importer dropped (each partly overlapped another
+-- event on its thread, as with_stack's python_function events do), recovered from the trace file
+-- itself. A plain table, created here empty when nobody filled it first: the doctor
+-- (generators/doctor/trust.py) reads the file and fills it before this module is included, so the
+-- step loop below is the trace's own even where the importer lost its markers.
+CREATE TABLE IF NOT EXISTS guide_trace_recovered_step(
+  step INT, ts INT, dur INT, location TEXT
+);
+
+-- The windows of the step loop: each `ProfilerStep#N` on a CPU thread (with those recovered from
+-- the file, guide_trace_recovered_step); for a trace without steps (a profiler used without a
+-- schedule), one window over the whole trace. Kineto's GPU-side copies of the step annotations
+-- (`gpu_user_annotation`) are not windows: they mark GPU time, not the loop.
 CREATE PERFETTO TABLE guide_windows_loop(
-  -- Window id: the step's slice id, or 0 for the one window of a trace without steps.
+  -- Window id: the step's slice id, minus one minus the step number for a recovered step (it has
+  -- no slice), or 0 for the one window of a trace without steps.
   window_id JOINID(slice.id),
   -- Step number N, or NULL for the one window of a trace without steps.
   step LONG,
@@ -149,6 +159,9 @@ WITH steps AS (
   FROM guide_kineto_profiler_step AS st
   JOIN guide_kineto_slice AS s USING (id)
   WHERE s.category IS NOT 'gpu_user_annotation'
+  UNION ALL
+  SELECT -1 - r.step, r.step, r.ts, r.dur, r.location
+  FROM guide_trace_recovered_step AS r
 )
 SELECT id AS window_id, step, ts, dur, location FROM steps
 UNION ALL
@@ -218,12 +231,7 @@ WITH
     FROM gap AS g
     JOIN guide_windows_loop AS w ON g.gap_ts < w.ts + w.dur AND g.gap_end > w.ts
   ),
-  sync_return AS MATERIALIZED (
-    SELECT ts + dur AS end_ts FROM guide_kineto_runtime_call WHERE name GLOB '*Synchronize'
-    UNION ALL
-    SELECT ts + dur AS end_ts FROM guide_kineto_runtime_call
-    WHERE name IN ('cudaMemcpy', 'hipMemcpy')
-  ),
+  sync_return AS MATERIALIZED (SELECT ts + dur AS end_ts FROM guide_kineto_sync_call),
   stall AS MATERIALIZED (
     SELECT ts, ts + dur AS end_ts FROM guide_kineto_slice WHERE name = 'Activity Buffer Request'
   )
@@ -249,3 +257,33 @@ FROM clipped AS c
 LEFT JOIN guide_kineto_launch_link AS ll ON ll.gpu_id = c.next_gpu_id
 LEFT JOIN slice AS l ON l.id = ll.launch_id
 WHERE c.dur > 0;
+
+-- The first step of the loop when it ran cold: at least three times as long as the median of the
+-- steps after it (one-time work: CUDA context and library start-up, lazy module loading, cuDNN's
+-- algorithm search, the caching allocator's first requests). One row or none; none with fewer
+-- than two steps, where nothing tells a cold step from a slow one. Per-step checks leave it out.
+CREATE PERFETTO TABLE guide_windows_cold_step(
+  -- Loop window of the cold step (guide_windows_loop.window_id).
+  window_id JOINID(slice.id),
+  -- Step number N.
+  step LONG,
+  -- Width of the cold step (ns).
+  dur DURATION,
+  -- Median width of the steps after it (ns).
+  warm_median_ns DURATION
+) AS
+WITH
+  ordered AS (
+    SELECT window_id, step, dur, ROW_NUMBER() OVER (ORDER BY ts) AS n
+    FROM guide_windows_loop
+    WHERE step IS NOT NULL
+  ),
+  rest AS (
+    SELECT dur, ROW_NUMBER() OVER (ORDER BY dur) AS k, COUNT(*) OVER () AS m
+    FROM ordered
+    WHERE n > 1
+  ),
+  median AS (SELECT dur AS warm_median_ns FROM rest WHERE k = (m + 1) / 2)
+SELECT o.window_id, o.step, o.dur, median.warm_median_ns
+FROM ordered AS o, median
+WHERE o.n = 1 AND o.dur >= 3 * median.warm_median_ns;

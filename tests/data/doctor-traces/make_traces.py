@@ -143,6 +143,22 @@ def graphs_and_comm() -> None:
     t.write("graphs-and-comm.json")
 
 
+def graph_capture() -> None:
+    """Three steps that capture a CUDA graph and never replay it: the launches inside the
+    capture queue nothing on the GPU (as a capture records them), one warm-up kernel ran before
+    it. Only the capture calls' names and their order are the point."""
+    t = Trace(gpu=True)
+    t.launch("cudaLaunchKernel", 500, 10, [("void warmup_kernel(float*)", 520, 5, 7)])
+    for i, start in enumerate((1000.0, 2000.0, 3000.0)):
+        t.cpu("user_annotation", f"ProfilerStep#{i}", start, 900)
+        t.cpu("cuda_runtime", "cudaStreamBeginCapture", start + 10, 5)
+        for k in range(20):
+            t.cpu("cuda_runtime", "cudaLaunchKernel", start + 20 + 30 * k, 25)
+        t.cpu("cuda_runtime", "cudaStreamEndCapture", start + 700, 10)
+        t.cpu("cuda_runtime", "cudaGraphInstantiate", start + 720, 150)
+    t.write("graph-capture.json")
+
+
 def hostile_names() -> None:
     """A GPU step whose names carry markup, Markdown and terminal escapes: reports must show
     them as text. The fp32 GEMM name fires fp32-gemm, the pageable copy host-device-copies."""
@@ -175,4 +191,5 @@ def hostile_names() -> None:
 if __name__ == "__main__":
     recompiled()
     graphs_and_comm()
+    graph_capture()
     hostile_names()

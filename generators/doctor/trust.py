@@ -1,0 +1,133 @@
+"""What the trace processor lost of a trace, read back from the file itself.
+
+Perfetto's JSON importer drops a complete event that partly overlaps another on its thread
+(:func:`generators.trace_json.find_partial_overlaps` finds exactly those). The trace processor
+only counts them; the doctor's trust gate needs to know *what* was lost (kernels? the step
+markers every per-step check is built on?), and the step loop needs its lost `ProfilerStep#N`
+markers back. The kinds come from counting each category's events in the file's bytes against
+the slices kept (which also finds drops the replay cannot, when the importer's nesting differs);
+the file is parsed, and the nesting replayed, only when step markers are missing. A trace
+without drops costs nothing here.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import zlib
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from generators import trace_json
+
+#: The session table windows.sql reads recovered step markers from (created there, empty, when
+#: the doctor did not fill it first).
+RECOVERED_STEP_TABLE = "guide_trace_recovered_step"
+_STEP = re.compile(r"^ProfilerStep#(\d+)$")
+#: Kineto's flow events' categories: never slices.
+FLOW_CATEGORIES = frozenset({"ac2g", "fwdbwd"})
+
+
+@dataclass(frozen=True)
+class RecoveredStep:
+    step: int
+    ts: int
+    dur: int
+    location: str
+
+
+@dataclass
+class DroppedEvents:
+    """The events the importer dropped, read from the file."""
+
+    #: Dropped complete events per Kineto category (``cat``).
+    by_category: Counter[str] = field(default_factory=Counter)
+    #: CPU-side ``ProfilerStep#N`` markers among them, as step windows.
+    steps: list[RecoveredStep] = field(default_factory=list)
+    #: Why the file could not be read (then nothing above is known).
+    error: str | None = None
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_category.values())
+
+
+def _thread_names(events: list[dict[str, Any]]) -> dict[tuple[str, str], str]:
+    names = {}
+    for e in events:
+        if e.get("ph") == "M" and e.get("name") == "thread_name":
+            name = (e.get("args") or {}).get("name")
+            if isinstance(name, str):
+                names[(str(e.get("pid")), str(e.get("tid")))] = name
+    return names
+
+
+#: A complete event's category and a step marker's name as Kineto writes them (with or without
+#: the space after the colon).
+_CATEGORY = re.compile(rb'"cat": ?"([^"\\]{1,80})"')
+_STEP_NAME = re.compile(rb'"name": ?"ProfilerStep#[0-9]+"')
+
+
+def dropped_events(
+    path: Path, slices_by_category: dict[str, int], step_slices: int, dropped: int
+) -> DroppedEvents:
+    """What the importer dropped from the trace at ``path``, given what it kept (the slices per
+    category and the ``ProfilerStep#N`` slices, any category) and how many it says it dropped.
+
+    The kinds come from counting, not parsing: each category's events in the file (one pass of
+    a regular expression over its bytes) less the slices the trace processor holds of it.
+    Only when step markers are missing is the file parsed, and the importer's nesting replayed
+    (:func:`generators.trace_json.find_partial_overlaps`), to recover them.
+    """
+    try:
+        data = trace_json.read_trace_bytes(path)
+    except (OSError, EOFError, ValueError, zlib.error, gzip.BadGzipFile) as e:
+        return DroppedEvents(error=str(e)[:200])
+    in_file = Counter(m.decode("utf-8", "replace") for m in _CATEGORY.findall(data))
+    by_category = Counter(
+        {c: in_file[c] - n for c, n in slices_by_category.items() if in_file[c] > n}
+    )
+    # A category the trace processor holds no slice of was dropped whole, or is not a slice's
+    # (a flow's): counted only while the importer's own count leaves room for it.
+    for c, n in sorted(in_file.items(), key=lambda kv: kv[1]):
+        room = dropped - sum(by_category.values())
+        if c not in slices_by_category and c not in FLOW_CATEGORIES and n <= room:
+            by_category[c] = n
+    out = DroppedEvents(by_category=by_category)
+    if len(_STEP_NAME.findall(data)) <= step_slices:
+        return out
+    try:
+        events = trace_json.load_trace_fast(path)
+    except (OSError, EOFError, ValueError, zlib.error, gzip.BadGzipFile) as e:
+        out.error = str(e)[:200]
+        return out
+    del data
+    names: dict[tuple[str, str], str] | None = None
+    for o in trace_json.find_partial_overlaps(events):
+        m = _STEP.match(o.name)
+        if not m or o.cat == "gpu_user_annotation":
+            continue
+        if names is None:
+            names = _thread_names(events)
+        where = names.get((str(o.pid), str(o.tid))) or f"thread {o.tid}"
+        out.steps.append(RecoveredStep(int(m.group(1)), o.start_ns, o.end_ns - o.start_ns, where))
+    out.steps.sort(key=lambda s: s.ts)
+    return out
+
+
+def recovered_steps_sql(steps: list[RecoveredStep]) -> str:
+    """The SQL that creates the recovered-step table with ``steps`` in it (run before any
+    module is included). Every value is a number or a quoted literal."""
+
+    def text(value: str) -> str:
+        return "'" + value.replace("\x00", "").replace("'", "''")[:256] + "'"
+
+    create = f"CREATE TABLE {RECOVERED_STEP_TABLE}(step INT, ts INT, dur INT, location TEXT);"
+    if not steps:
+        return create
+    values = ", ".join(
+        f"({int(s.step)}, {int(s.ts)}, {int(s.dur)}, {text(s.location)})" for s in steps
+    )
+    return f"{create}\nINSERT INTO {RECOVERED_STEP_TABLE} VALUES {values};"
