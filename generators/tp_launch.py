@@ -28,23 +28,10 @@ SERVER_JS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tp_engine"
 #: The project's own PerfettoSQL package, registered as ``guide`` unless a caller names others.
 DEFAULT_SQL_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sql")
 DEFAULT_SQL_PACKAGE = "guide"
-#: The WebAssembly engine's hot functions (see generators/tp_hot.py), and the builds of Perfetto's
-#: dist folder that get a profile of them.
-HOT_FUNCTIONS_FILE = os.path.join(os.path.dirname(SERVER_JS), "hot_functions.txt")
-WASM_BUILDS = ("trace_processor.wasm", "trace_processor_memory64.wasm")
 #: V8 options for an engine without the optimising tier (``open_trace(tier_up=False)``):
 #: WebAssembly functions compiled by the baseline compiler only, each validated when first
 #: compiled.
 NO_TIER_UP_FLAGS = ("--liftoff-only", "--wasm-lazy-validation")
-#: V8 options for an engine without dynamic tier-up whose hot functions (generators/tp_hot.py)
-#: the optimising compiler compiles as soon as the module is: V8 reads them from a profile file
-#: in its working directory (server.mjs ``--profile-dir``), and tier-up is limited to a function
-#: index no module has, so that nothing else is ever optimised.
-HOT_FUNCTION_FLAGS = (
-    "--experimental-wasm-pgo-from-file",
-    "--wasm-tier-up-filter=2147483647",
-    "--wasm-lazy-validation",
-)
 
 
 class EngineError(RuntimeError):
@@ -121,53 +108,6 @@ def pinned_engine() -> str | None:
     return "wasm"
 
 
-def cache_dir() -> str:
-    """The project's cache folder on this machine (``PROFILING_GUIDE_CACHE_DIR``, else
-    ``$XDG_CACHE_HOME/profiling-guide``, else ``~/.cache/profiling-guide``), as an absolute
-    path (a relative ``XDG_CACHE_HOME`` is ignored, as the XDG convention says)."""
-    named = env.CACHE_DIR.get()
-    if named:
-        return os.path.abspath(os.path.expanduser(named))
-    root = os.environ.get("XDG_CACHE_HOME", "")
-    if not os.path.isabs(root):
-        root = os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.abspath(os.path.join(root, "profiling-guide"))
-
-
-def hot_profile_dir(dist: str) -> str | None:
-    """The folder holding V8's profiles of the hot functions for the engine in ``dist``, written
-    on first use (:func:`generators.tp_hot.write_profiles`); None when it cannot be written or
-    read.
-
-    Its name changes with the WebAssembly builds and the list's text, so an edited list or
-    another Perfetto version gets profiles of its own; finding it reads the list and costs a
-    few ``stat`` calls.
-    """
-    import zlib
-
-    try:
-        with open(HOT_FUNCTIONS_FILE, "rb") as f:
-            stamps: list[object] = [zlib.crc32(f.read())]
-    except OSError:
-        return None
-    stamps.append(os.path.realpath(dist))
-    for build in WASM_BUILDS:
-        try:
-            st = os.stat(os.path.join(dist, build))
-        except OSError:
-            stamps.append(None)
-            continue
-        stamps.append((st.st_size, st.st_mtime_ns))
-    key = f"{os.path.basename(dist)}-{zlib.crc32(repr(stamps).encode()):08x}"
-    folder = os.path.join(cache_dir(), "wasm-profiles", key)
-    if os.path.isdir(folder):
-        # The engine runs in it: a folder it could not enter would stop it at start.
-        return folder if os.access(folder, os.R_OK | os.X_OK) else None
-    from generators.tp_hot import write_profiles  # only the first time: it reads the modules
-
-    return write_profiles(dist, folder)
-
-
 def wasm_command(
     *,
     sql_packages: Sequence[str],
@@ -175,25 +115,14 @@ def wasm_command(
     max_memory_mb: int | None = None,
     wasm: str = "auto",
     tier_up: bool = True,
-    hot_functions: bool = False,
 ) -> list[str]:
     """The command line that runs the WebAssembly engine with these settings.
 
     ``tier_up``: V8's default dynamic tier-up; without it, only the baseline compiler's code
-    runs, except, with ``hot_functions``, for the listed hot functions, optimised up front
-    (where their profile can be written; else without them).
+    runs.
     """
-    dist = wasm_dist_path()
-    node_flags: Sequence[str] = ()
-    server_args: list[str] = []
-    if not tier_up:
-        profiles = hot_profile_dir(dist) if hot_functions else None
-        if profiles is not None:
-            node_flags = HOT_FUNCTION_FLAGS
-            server_args = ["--profile-dir", profiles]
-        else:
-            node_flags = NO_TIER_UP_FLAGS
-    cmd = [node_path(), *node_flags, SERVER_JS, "--dist", dist, "--port", "0", *server_args]
+    node_flags: tuple[str, ...] = () if tier_up else NO_TIER_UP_FLAGS
+    cmd = [node_path(), *node_flags, SERVER_JS, "--dist", wasm_dist_path(), "--port", "0"]
     cmd += ["--exit-on-stdin-eof"]
     if not ftrace_raw:
         cmd.append("--no-ftrace-raw")
@@ -259,7 +188,6 @@ def start_early(
     *,
     wasm: str | None = None,
     tier_up: bool = True,
-    hot_functions: bool = False,
     ftrace_raw: bool = False,
     engine: str | None = None,
 ) -> bool:
@@ -284,7 +212,6 @@ def start_early(
                 ftrace_raw=ftrace_raw,
                 wasm=wasm or env.TP_WASM.get(),
                 tier_up=tier_up,
-                hot_functions=hot_functions,
             )
         )
     except (EngineError, OSError):  # open_trace meets it again, and reports it

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import atexit
 import os
 import shutil
 import tempfile
@@ -20,12 +19,6 @@ from tests.serving import built_site, perfetto_ui, static_server  # noqa: F401 (
 # Exact counts and byte-for-byte derives are pinned to the offline engine, whatever this machine
 # has cached or could download (an explicit choice in the environment still wins).
 os.environ.setdefault(env.TP_ENGINE.name, "wasm")
-# What the engine caches (profiles of its hot functions) goes to a folder of this run's, not to
-# the user's cache.
-if not os.environ.get(env.CACHE_DIR.name):
-    _cache = tempfile.mkdtemp(prefix="profiling-guide-test-cache-")
-    atexit.register(shutil.rmtree, _cache, ignore_errors=True)
-    os.environ[env.CACHE_DIR.name] = _cache
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -10,6 +10,7 @@ default ftrace setting. Each must give the same answers as the ordinary path.
 
 from __future__ import annotations
 
+import gzip
 import os
 import subprocess
 import sys
@@ -17,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from generators import tp_launch
+from generators.doctor.tuning import TIER_UP_MIN_JSON_BYTES, engine_options, json_bytes
 from generators.tp import (
     LightTraceProcessor,
     QueryError,
@@ -41,15 +44,17 @@ QUERIES = [
     "INCLUDE PERFETTO MODULE guide.kineto; SELECT * FROM guide_kineto_launch_link ORDER BY 1, 2",
 ]
 ONE_SHOT = {"ftrace_raw": True, "tier_up": False, "wasm": "32"}
-#: The doctor's tuning for a large trace: the hot functions optimised as the engine starts.
-ONE_SHOT_HOT = ONE_SHOT | {"hot_functions": True}
+
+
+def _baseline_only(args: list[str]) -> bool:
+    return all(flag in args for flag in tp_launch.NO_TIER_UP_FLAGS)
 
 
 def _answers(path: Path, **kwargs) -> list[tuple[list[str], list[list[tuple[object, str]]]]]:
     out = []
     with open_trace(path, reuse=False, **kwargs) as tp:
-        # The tuning asked for is the one the engine runs with (not a fallback).
-        assert ("--profile-dir" in tp.engine.proc.args) is bool(kwargs.get("hot_functions"))
+        # The tuning asked for is the one the engine runs with.
+        assert _baseline_only(tp.engine.proc.args) is (kwargs.get("tier_up") is False)
         for sql in QUERIES:
             cols, rows = rows_of(tp, sql)
             out.append((cols, [[(v, type(v).__name__) for v in r] for r in rows]))
@@ -62,7 +67,6 @@ def test_light_client_and_tuned_engine_answer_as_the_perfetto_client(path: Path)
     assert any(rows for _, rows in reference)
     assert _answers(path, client="light") == reference
     assert _answers(path, client="light", **ONE_SHOT) == reference
-    assert _answers(path, client="light", **ONE_SHOT_HOT) == reference
 
 
 def test_light_client_reports_bad_sql_as_the_perfetto_client_does() -> None:
@@ -100,19 +104,16 @@ def test_prestarted_engine_is_the_one_open_trace_uses() -> None:
 def test_engine_started_before_the_doctors_imports_is_the_one_it_uses(path: Path) -> None:
     """``python -m generators.doctor`` starts its engine with generators.tp_launch alone, before
     importing anything else: open_trace with the doctor's options must take over that process
-    (same command line), not start a second one: with the baseline code only (the small trace)
-    and with the hot functions' profile (the V100 trace's 15 MB of JSON)."""
-    from generators import tp_launch
-    from generators.doctor.tuning import engine_options
-
+    (same command line), not start a second one, for a small trace and for the V100 trace's
+    15 MB of JSON, both with the baseline code only."""
     close_engines()
     options = engine_options(path)
-    assert options["hot_functions"] is (path == V100)
+    assert options["tier_up"] is False
     assert tp_launch.start_early(**options)
     (pid,) = engine_pids()
     with open_trace(path, client="light", **options) as tp:
         assert tp.engine.pid == pid
-        assert ("--profile-dir" in tp.engine.proc.args) is (path == V100)
+        assert _baseline_only(tp.engine.proc.args)
         assert next(iter(tp.query("SELECT COUNT(*) AS n FROM slice"))).n > 0
     assert engine_pids() == [pid]  # kept for reuse
     close_engines()
@@ -217,3 +218,49 @@ def test_no_early_engine_where_a_native_binary_is_cached(
     assert tp_launch.start_early(tier_up=False, wasm="32")
     close_engines()
     assert engine_pids() == []
+
+
+def test_the_command_line_for_each_tuning() -> None:
+    default = tp_launch.wasm_command(sql_packages=[])
+    assert not any(a.startswith("--wasm") or a.startswith("--liftoff") for a in default)
+    baseline = tp_launch.wasm_command(sql_packages=[], tier_up=False, wasm="32")
+    assert _baseline_only(baseline)
+    assert baseline[baseline.index("--wasm") + 1] == "32"
+
+
+def test_the_doctor_tiers_up_for_large_traces_only(tmp_path: Path) -> None:
+    for small in (A100_TRITON, H100_BERT, V100, Path("no such trace.json")):
+        assert engine_options(small)["tier_up"] is False, small
+    # A trace of seconds: V8's own tier-up.
+    huge = tmp_path / "huge.json.gz"
+    huge.write_bytes(b"\x1f\x8b" + bytes(100) + TIER_UP_MIN_JSON_BYTES.to_bytes(4, "little"))
+    assert engine_options(huge)["tier_up"] is True
+    just_under = tmp_path / "just_under.json.gz"
+    just_under.write_bytes(
+        b"\x1f\x8b" + bytes(100) + (TIER_UP_MIN_JSON_BYTES - 1).to_bytes(4, "little")
+    )
+    assert engine_options(just_under)["tier_up"] is False
+
+
+def test_the_doctor_runs_the_pinned_engine_unless_one_is_named(monkeypatch) -> None:
+    """Its findings are those of the engine that made the guide's numbers and the gallery."""
+    monkeypatch.delenv("PROFILING_GUIDE_TP_ENGINE", raising=False)
+    monkeypatch.delenv("PROFILING_GUIDE_TP_BIN", raising=False)
+    assert tp_launch.pinned_engine() == "wasm"
+    assert engine_options(V100)["engine"] == "wasm"
+    monkeypatch.setenv("PROFILING_GUIDE_TP_ENGINE", "native")
+    assert engine_options(V100)["engine"] is None  # the environment's choice stands
+    monkeypatch.delenv("PROFILING_GUIDE_TP_ENGINE")
+    monkeypatch.setenv("PROFILING_GUIDE_TP_BIN", "/some/trace_processor_shell")
+    assert tp_launch.pinned_engine() is None
+
+
+def test_json_bytes_reads_gzips_own_record_of_the_size(tmp_path: Path) -> None:
+    assert json_bytes(V100) == len(gzip.decompress(V100.read_bytes()))
+    plain = tmp_path / "t.json"
+    plain.write_text('{"traceEvents": []}')
+    assert json_bytes(plain) == plain.stat().st_size
+    assert json_bytes(tmp_path / "missing.json") is None
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    assert json_bytes(fifo) is None  # not opened: that would wait for a writer

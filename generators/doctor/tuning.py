@@ -18,12 +18,10 @@ from generators import tp_launch
 #: 2.4 bytes per byte of JSON, some 35 per byte of a gzipped trace.
 WASM32_MAX_TRACE_BYTES = 32 << 20
 
-#: Traces that hold at least this much JSON open with the engine's hot functions optimised as
-#: it starts (generators/tp_hot.py): that costs the engine some CPU at start, in background
-#: threads, and pays off from a few MB of JSON on. From TIER_UP_MIN_JSON_BYTES, the doctor runs
-#: for seconds, and V8's own tier-up (which also optimises SQLite's large functions, at a fifth
-#: of a second of CPU each) ends it sooner. Both measured by benchmarks/doctor_tuning.py.
-HOT_FUNCTIONS_MIN_JSON_BYTES = 4 << 20
+#: Traces that hold at least this much JSON open with V8's own tier-up: the doctor then runs for
+#: seconds, and the optimising compiler (a fifth of a second of CPU for each of SQLite's large
+#: functions, in background threads) ends it sooner; below it, the baseline compiler's code alone
+#: does. Measured by benchmarks/doctor_tuning.py.
 TIER_UP_MIN_JSON_BYTES = 24 << 20
 
 
@@ -33,22 +31,18 @@ def engine_options(path: str | os.PathLike[str]) -> dict[str, Any]:
 
     The WebAssembly engine runs without V8's dynamic tier-up, whose compiler threads would
     mostly compete with the work for CPU (``tier_up``), except for a trace so large that the
-    command takes seconds anyway; for a trace large enough to repay it, with the few functions
-    that take most of its import optimised as the engine starts (``hot_functions``); in its
-    32-bit build for a trace that fits it (``wasm``); and with the trace processor's default
-    ftrace setting, which spares it a second start-up instance (``ftrace_raw``; no Kineto trace
-    holds ftrace); with the guide's pinned engine unless the environment names another
-    (``engine``, :func:`generators.tp_launch.pinned_engine`, as derive does).
+    command takes seconds anyway; in its 32-bit build for a trace that fits it (``wasm``); with
+    the trace processor's default ftrace setting, which spares it a second start-up instance
+    (``ftrace_raw``; no Kineto trace holds ftrace); and with the guide's pinned engine unless
+    the environment names another (``engine``, :func:`generators.tp_launch.pinned_engine`, as
+    derive does).
     """
     disk_bytes = trace_bytes(path)
     options: dict[str, Any] = {"engine": tp_launch.pinned_engine()}
     small = disk_bytes is not None and disk_bytes <= WASM32_MAX_TRACE_BYTES
-    json_size = json_bytes(path) or 0
-    tier_up = json_size >= TIER_UP_MIN_JSON_BYTES
     return options | {
         "ftrace_raw": True,
-        "tier_up": tier_up,
-        "hot_functions": not tier_up and json_size >= HOT_FUNCTIONS_MIN_JSON_BYTES,
+        "tier_up": (json_bytes(path) or 0) >= TIER_UP_MIN_JSON_BYTES,
         "wasm": "32" if small else None,
     }
 
@@ -81,6 +75,4 @@ def json_bytes(path: str | os.PathLike[str]) -> int | None:
 
 def tuning_label(options: dict[str, Any]) -> str:
     """A name for the compilation tuning in :func:`engine_options`'s answer."""
-    if options["tier_up"]:
-        return "V8 tier-up"
-    return "hot functions" if options["hot_functions"] else "baseline only"
+    return "V8 tier-up" if options["tier_up"] else "baseline only"

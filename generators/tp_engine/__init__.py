@@ -6,7 +6,6 @@ find the pieces on disk and how to run one engine process.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -225,16 +224,6 @@ class EngineProcess:
     def kill(self) -> None:
         tp_launch.stop(self.proc, self.stderr_file)
 
-    def close_gracefully(self, timeout_s: float = 30.0) -> None:
-        """Let the engine exit on its own (its stdin closed), so that Node finishes what it
-        writes at exit (a ``--cpu-prof`` profile); killed if it has not within ``timeout_s``."""
-        if self.proc.stdin is not None:
-            with contextlib.suppress(OSError):
-                self.proc.stdin.close()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=timeout_s)
-        self.kill()
-
 
 def _read_line(proc: subprocess.Popen[bytes], marker: bytes, timeout_s: float) -> bytes | None:
     """The first stdout line starting with ``marker``; None on EOF or timeout."""
@@ -267,12 +256,11 @@ def spawn_wasm(
     max_memory_mb: int | None = None,
     wasm: str = "auto",
     tier_up: bool = True,
-    hot_functions: bool = False,
 ) -> EngineProcess:
     """Start the WebAssembly trace processor under Node.js without waiting for it.
 
     The engine compiles and initialises while the caller goes on; :meth:`EngineProcess.wait_ready`
-    waits until it listens. ``tier_up`` and ``hot_functions``: how V8 compiles it
+    waits until it listens. ``tier_up``: how V8 compiles it
     (:func:`generators.tp_launch.wasm_command`).
     """
     cmd = tp_launch.wasm_command(
@@ -281,7 +269,6 @@ def spawn_wasm(
         max_memory_mb=max_memory_mb,
         wasm=wasm,
         tier_up=tier_up,
-        hot_functions=hot_functions,
     )
     # The same engine started early (tp_launch.start_early) is taken over, not started again.
     proc, err = tp_launch.take_early(cmd) or tp_launch.spawn(cmd, stdin_pipe=True)
@@ -295,7 +282,6 @@ def start_wasm(
     max_memory_mb: int | None = None,
     wasm: str = "auto",
     tier_up: bool = True,
-    hot_functions: bool = False,
 ) -> EngineProcess:
     """Start the WebAssembly trace processor under Node.js and wait until it listens."""
     eng = spawn_wasm(
@@ -304,7 +290,6 @@ def start_wasm(
         max_memory_mb=max_memory_mb,
         wasm=wasm,
         tier_up=tier_up,
-        hot_functions=hot_functions,
     )
     eng.wait_ready()
     return eng

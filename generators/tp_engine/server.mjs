@@ -6,18 +6,13 @@
 // Usage:
 //   node server.mjs --dist DIR [--port N | -D --http-port N] [--no-ftrace-raw]
 //                   [--add-sql-package PATH[@NAME]]... [--max-memory-mb N]
-//                   [--wasm auto|64|32] [--exit-on-stdin-eof] [--profile-dir DIR]
+//                   [--wasm auto|64|32] [--exit-on-stdin-eof]
 //   node server.mjs --dist DIR --version
 //
 // DIR is the folder holding engine_bundle.js, trace_processor.wasm and
 // trace_processor_memory64.wasm. Once the HTTP server listens on loopback it
 // prints one line to stdout: `listening 127.0.0.1:PORT <json>`; everything the
-// engine itself prints goes to stderr (V8 may print a line of its own to stdout
-// before it, such as the one saying it loaded a --profile-dir profile).
-//
-// --profile-dir DIR: the engine runs in DIR, where V8 looks for the profile file
-// that `--experimental-wasm-pgo-from-file` reads (generators/tp_hot.py); where it
-// cannot, it says so on stderr and runs without it.
+// engine itself prints goes to stderr.
 
 // Built-in modules through process.getBuiltinModule (Node 20.16+): static ESM
 // imports of them cost Node's module loader some 30 ms of start-up.
@@ -41,7 +36,6 @@ function parseArgs(argv) {
     wasm: "auto",
     version: false,
     exitOnStdinEof: false,
-    profileDir: null,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -58,7 +52,6 @@ function parseArgs(argv) {
     else if (a === "--wasm") opts.wasm = next();
     else if (a === "--version" || a === "-v") opts.version = true;
     else if (a === "--exit-on-stdin-eof") opts.exitOnStdinEof = true;
-    else if (a === "--profile-dir") opts.profileDir = next();
     else fail(`unknown argument: ${a}`);
   }
   if (!opts.dist) fail("--dist DIR is required");
@@ -73,8 +66,6 @@ function fail(msg) {
 
 const opts = parseArgs(process.argv.slice(2));
 const distDir = path.resolve(opts.dist);
-// Paths named relative to where the engine was started, before it moves to --profile-dir.
-const startDir = process.cwd();
 const bundlePath = path.join(distDir, "engine_bundle.js");
 if (!fs.existsSync(bundlePath)) fail(`no engine_bundle.js in ${distDir}`);
 const engineVersion = path.basename(distDir);
@@ -340,7 +331,7 @@ function resultBytes(results, field) {
 
 function readPackage(spec) {
   const at = spec.lastIndexOf("@");
-  const dir = path.resolve(startDir, at > 0 ? spec.slice(0, at) : spec);
+  const dir = path.resolve(at > 0 ? spec.slice(0, at) : spec);
   const name = at > 0 ? spec.slice(at + 1) : path.basename(dir);
   if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
     throw new Error(`SQL package folder not found: ${dir}`);
@@ -504,14 +495,6 @@ async function main() {
   if (opts.version) {
     realProcess.stdout.write(`Perfetto ${engineVersion} (WebAssembly, Node ${realProcess.version})\n`);
     return;
-  }
-  if (opts.profileDir) {
-    try {
-      process.chdir(opts.profileDir);
-    } catch (e) {
-      // Without its profile the engine is only slower: say so, and go on.
-      log(`tp-engine: cannot use --profile-dir ${opts.profileDir} (${e.message}); going on without it`);
-    }
   }
   port = loadEngine();
   // The bridge finishes initialising in a promise callback; let it run.
