@@ -886,3 +886,23 @@ def test_japanese_tables_show_the_guides_own_words_in_japanese() -> None:
     assert shown[1] == "| ステップの残り | aten::mm |"  # a trace's names are left as they are
     assert shown[2] == "| forward（順伝播） | コピー / 型変換; memcpy; 要素ごとの演算 |"
     assert shown[3] == "| レジスタ | optimizer_step |"
+
+
+def test_japanese_tables_show_the_kernel_name_decoders_words_in_japanese() -> None:
+    rows = (
+        "| --- | --- | --- |\n"
+        "| a\\_b | cuBLAS · GEMM · sm90 · tile 64x8 · fuses bias | tile 64x8 |\n"
+        "| c | Inductor (Triton) · pointwise · fuses \\_unsafe\\_view, gelu, mul · #0 "
+        "| reduction |\n"
+        "| d | reduction | \\[1024, 32\\] · \\[64\\] |"
+    )
+    shown = hook._cells_in_japanese(rows, ["kernel", "decoded", "other"]).splitlines()
+    # Only the decoder's column: its kinds of work and prefixes; names and sizes stay as spelled.
+    assert shown[1] == "| a\\_b | cuBLAS · GEMM · sm90 · タイル 64x8 · bias を融合 | tile 64x8 |"
+    assert shown[2] == (
+        "| c | Inductor (Triton) · ポイントワイズ · \\_unsafe\\_view, gelu, mul を融合 · #0 "
+        "| リダクション |"
+    )
+    assert shown[3] == "| d | リダクション | \\[1024, 32\\] · \\[64\\] |"
+    # A table without the decoder's column is left to the cell words alone.
+    assert hook._cells_in_japanese(rows).splitlines()[1] == rows.splitlines()[1]

@@ -51,6 +51,8 @@ from generators import env  # noqa: E402
 from generators.devices import DEVICES, is_fallback, shown_device  # noqa: E402
 from generators.i18n import (  # noqa: E402
     CELL_WORDS_JA,
+    DECODED_PREFIXES_JA,
+    DECODED_WORDS_JA,
     NO_ROWS,
     edition_language,
     figure_file,
@@ -853,25 +855,48 @@ def _table_in_japanese(table: str, query: Query, csv_path: Path) -> str:
             f"{csv_path.name}: the table's header has {header.count('|') - 1} columns, "
             f"the query {len(titles)}"
         )
-    return "| " + " | ".join(titles) + " |\n" + _cells_in_japanese(rest)
+    return "| " + " | ".join(titles) + " |\n" + _cells_in_japanese(rest, columns)
 
 
 #: The guide's own words as a Markdown cell holds them (escaped as ``cell_html`` escapes them).
 _CELL_WORDS_JA = {cell_html(en): ja for en, ja in CELL_WORDS_JA.items()}
+_DECODED_WORDS_JA = {cell_html(en): ja for en, ja in DECODED_WORDS_JA.items()}
+#: The column every query names ``guide_kernel_names_summary``'s decoding, and its separator.
+DECODED_COLUMN = "decoded"
+DECODED_SEPARATOR = " · "
 
 
-def _cells_in_japanese(rows: str) -> str:
+def _decoded_part_in_japanese(part: str) -> str:
+    """One part of a decoded kernel name in Japanese: a kind of work, or a ``tile``/``fuses``
+    part whose rest (a tile's size, the fused operators' names) is kept as the name spells it."""
+    if part in _DECODED_WORDS_JA:
+        return _DECODED_WORDS_JA[part]
+    for prefix, japanese in DECODED_PREFIXES_JA.items():
+        if part.startswith(prefix):
+            return japanese.format(part.removeprefix(prefix))
+    return part
+
+
+def _cells_in_japanese(rows: str, columns: list[str] | None = None) -> str:
     """Table rows (the separator line first) whose cells, or list items, that are the guide's
-    own words are shown in Japanese."""
+    own words are shown in Japanese; in the ``decoded`` column (when ``columns`` names the
+    table's columns), each part of the kernel-name decoder's line."""
+    decoded_at = columns.index(DECODED_COLUMN) + 1 if columns and DECODED_COLUMN in columns else 0
 
-    def cell(text: str) -> str:
+    def cell(text: str, position: int) -> str:
+        if position == decoded_at:
+            items = text.strip().split(DECODED_SEPARATOR)
+            shown = [_decoded_part_in_japanese(item) for item in items]
+            return text if shown == items else f" {DECODED_SEPARATOR.join(shown)} "
         items = text.strip().split(LIST_SEPARATOR)
         shown = [_CELL_WORDS_JA.get(item, item) for item in items]
         return text if shown == items else f" {LIST_SEPARATOR.join(shown)} "
 
     lines = rows.split("\n")
     return "\n".join(
-        "|".join(cell(c) for c in line.split("|")) if i and line.startswith("|") else line
+        "|".join(cell(c, position) for position, c in enumerate(line.split("|")))
+        if i and line.startswith("|")
+        else line
         for i, line in enumerate(lines)
     )
 
