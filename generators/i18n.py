@@ -193,7 +193,17 @@ def stamp(page: Path) -> None:
     text = page.read_text(encoding="utf-8")
     english, _ = source_of(page)
     rel = page.relative_to(JAPANESE_DOCS).as_posix()
-    header = f"---\ntranslation_of: {rel}\ntranslated_from: {blob_id(english.read_bytes())}\n---\n"
+    match = _FRONT_MATTER.match(text)
+    # The page's own settings (a search boost) stay below the translation record.
+    own = [
+        line
+        for line in (match["body"].splitlines() if match else [])
+        if not line.startswith(("translation_of:", "translated_from:"))
+    ]
+    revision = blob_id(english.read_bytes())
+    header = "\n".join(
+        ["---", f"translation_of: {rel}", f"translated_from: {revision}", *own, "---", ""]
+    )
     body = _FRONT_MATTER.sub("", text, count=1)
     page.write_text(header + body, encoding="utf-8")
 
