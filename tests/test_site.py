@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -906,3 +907,115 @@ def test_japanese_tables_show_the_kernel_name_decoders_words_in_japanese() -> No
     assert shown[3] == "| d | リダクション | \\[1024, 32\\] · \\[64\\] |"
     # A table without the decoder's column is left to the cell words alone.
     assert hook._cells_in_japanese(rows).splitlines()[1] == rows.splitlines()[1]
+
+
+# -- English left in the Japanese edition's tables ------------------------------------------------
+# A Japanese page's table cell written only in Latin script is a name the guide keeps as it is
+# spelled (an API, operator, kernel, library, variant, option, type or unit, or a name a trace
+# records), never the guide's own wording: those are translated where the table is made
+# (CELL_WORDS_JA and DECODED_WORDS_JA in generators/i18n.py, or the page itself). Code, numbers
+# (a cell starting with a digit) and identifiers (`_`, `::`, `#`, brackets, arrows, dots) pass.
+JAPANESE_TABLE_NAMES = [
+    # Kineto categories and Perfetto's own names; the trace's own rows, threads and streams.
+    r"kernel|Trace|PyTorch Profiler|stream \d+|thread \d+ \(\w+\)|Memset \(Device\)",
+    r"TorchDynamo Cache Lookup|AOTDispatcher Runtime Wrapper Prologue|Pregraph bytecode",
+    r"Torch-Compiled Region: \d+/\d+|\w+Backward\d",
+    # CUDA runtime and driver calls, operators and copies by their trace names.
+    r"cudaLaunchKernel(ExC)?|cuLaunchKernelEx|cudaMemcpyAsync|cudaMemsetAsync",
+    r"softmax|where|memcpy|memset",
+    # Libraries, kernels' families and attention back ends, as their projects name them.
+    r"GEMM|cuBLAS|cuDNN|Liger|LigerGELUMulFunction|split-K",
+    r"flash attention|cuDNN attention|efficient attention \(CUTLASS fmha\)",
+    r"SDPA (math|efficient|flash|cuDNN)",
+    # The workloads' own record_function labels and the guide's variants.
+    r"attention|mlp|norm|eager|compiled|naive|foreach|tuned",
+    # A gap's cause as `guide.windows` returns it (the page names the values in code).
+    r"host|sync|profiler",
+    # Types, architectures, layouts, units and abbreviations the Japanese text uses as they are.
+    r"fp32|fp16|bf16|tf32|sm\d+|tn|nt|nn|tt|dtype|FLOPs|GPU|CPU|SQL|doctor",
+    # GPU models (the peak-rate table), as their makers name them.
+    r"(NVIDIA |AMD )?(Tesla |GeForce RTX |Instinct )?[A-Z]{0,2}\d+[A-Z]?([ -][\w*-]+)*\*?",
+    # The doctor's detector names (the cheatsheet's links to them).
+    r"[a-z0-9]+(-[a-z0-9]+)+",
+]
+_JAPANESE_TABLE_NAME = re.compile("|".join(f"(?:{name})" for name in JAPANESE_TABLE_NAMES))
+#: Japanese script, and the full-width punctuation that only Japanese text uses.
+_JAPANESE_SCRIPT = re.compile(r"[\u3000-\u30ff\u4e00-\u9fff\uff00-\uffef]")
+_IDENTIFIER = re.compile(r"_|::|#|<|>|\[|\]|→|->|\.|@|=|\\")
+
+
+class _TableCells(HTMLParser):
+    """The text of each table cell of a page's article, without the code inside it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cells: list[str] = []
+        self._cell: list[str] | None = None
+        self._in_article = False
+        self._code_depth = 0
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        if tag == "article":
+            self._in_article = True
+        elif tag in ("td", "th") and self._in_article:
+            self._cell = []
+        elif tag == "code":
+            self._code_depth += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "code":
+            self._code_depth -= 1
+        elif tag in ("td", "th") and self._cell is not None:
+            self.cells.append(" ".join("".join(self._cell).split()))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None and not self._code_depth:
+            self._cell.append(data)
+
+
+def english_in_japanese_tables(site_ja: Path) -> list[str]:
+    """``page: cell`` for each Japanese page's table cell that is Latin text and no known name."""
+    found = []
+    for page in sorted(site_ja.rglob("index.html")):
+        rel = page.parent.relative_to(site_ja).as_posix()
+        # The translation's conventions list each English term beside its Japanese one.
+        if rel == "terms":
+            continue
+        cells = _TableCells()
+        cells.feed(page.read_text(encoding="utf-8"))
+        for cell in dict.fromkeys(cells.cells):
+            if (
+                _JAPANESE_SCRIPT.search(cell)
+                or not re.search(r"[A-Za-z]{2}", cell)
+                or re.match(r"[\d−+-]", cell)
+                or _IDENTIFIER.search(cell)
+                or _JAPANESE_TABLE_NAME.fullmatch(cell)
+            ):
+                continue
+            found.append(f"{rel}: {cell}")
+    return found
+
+
+def test_japanese_tables_show_no_english_but_names(site: Path) -> None:
+    assert english_in_japanese_tables(site / "ja") == []
+
+
+def test_the_english_check_of_japanese_tables_names_page_and_cell(tmp_path: Path) -> None:
+    page = tmp_path / "part-9" / "index.html"
+    page.parent.mkdir()
+    page.write_text(
+        "<table><tr><td>rest of the step</td></tr></table><article><table>"
+        "<tr><th>フェーズ</th><th>dtype</th></tr>"
+        "<tr><td>rest of the step</td><td>copy / cast</td><td>fp32 on CUDA cores (FMA)</td></tr>"
+        "<tr><td><code>label start</code></td><td>ステップの残り</td><td>aten::mm</td></tr>"
+        "<tr><td>2.72 ms</td><td>cudaLaunchKernel</td><td>Torch-Compiled Region: 0/0</td></tr>"
+        "<tr><td>cuBLAS · GEMM · sm90 · tile 64x8</td><td>optimizer-single-tensor</td></tr>"
+        "</table></article>"
+    )
+    assert english_in_japanese_tables(tmp_path) == [
+        "part-9: rest of the step",
+        "part-9: copy / cast",
+        "part-9: fp32 on CUDA cores (FMA)",
+        "part-9: cuBLAS · GEMM · sm90 · tile 64x8",
+    ]
