@@ -883,10 +883,12 @@ def test_japanese_tables_show_the_guides_own_words_in_japanese() -> None:
         "| forward | copy / cast; memcpy; elementwise |\n| registers | optimizer_step |"
     )
     shown = hook._cells_in_japanese(rows).splitlines()
+    word = '<span class="pg-word">{}</span>'.format  # a katakana word never breaks in two
     assert shown[0] == "| --- | --- |"
-    assert shown[1] == "| ステップの残り | aten::mm |"  # a trace's names are left as they are
-    assert shown[2] == "| forward（順伝播） | コピー / 型変換; memcpy; 要素ごとの演算 |"
-    assert shown[3] == "| レジスタ | optimizer_step |"
+    # A trace's names are left as they are.
+    assert shown[1] == f"| {word('ステップ')}の残り | aten::mm |"
+    assert shown[2] == f"| forward（順伝播） | {word('コピー')} / 型変換; memcpy; 要素ごとの演算 |"
+    assert shown[3] == f"| {word('レジスタ')} | optimizer_step |"
 
 
 def test_japanese_tables_show_the_kernel_name_decoders_words_in_japanese() -> None:
@@ -898,13 +900,18 @@ def test_japanese_tables_show_the_kernel_name_decoders_words_in_japanese() -> No
         "| d | reduction | \\[1024, 32\\] · \\[64\\] |"
     )
     shown = hook._cells_in_japanese(rows, ["kernel", "decoded", "other"]).splitlines()
-    # Only the decoder's column: its kinds of work and prefixes; names and sizes stay as spelled.
-    assert shown[1] == "| a\\_b | cuBLAS · GEMM · sm90 · タイル 64x8 · bias を融合 | tile 64x8 |"
-    assert shown[2] == (
-        "| c | Inductor (Triton) · ポイントワイズ · \\_unsafe\\_view, gelu, mul を融合 · #0 "
-        "| リダクション |"
+    # Only the decoder's column: its kinds of work and prefixes, each Japanese word kept whole;
+    # names and sizes stay as spelled.
+    word = '<span class="pg-word">{}</span>'.format
+    assert shown[1] == (
+        f"| a\\_b | cuBLAS · GEMM · sm90 · {word('タイル')} 64x8 · bias {word('を融合')} "
+        "| tile 64x8 |"
     )
-    assert shown[3] == "| d | リダクション | \\[1024, 32\\] · \\[64\\] |"
+    assert shown[2] == (
+        f"| c | Inductor (Triton) · {word('ポイントワイズ')} · \\_unsafe\\_view, gelu, mul "
+        f"{word('を融合')} · #0 | {word('リダクション')} |"
+    )
+    assert shown[3] == f"| d | {word('リダクション')} | \\[1024, 32\\] · \\[64\\] |"
     # A table without the decoder's column is left to the cell words alone.
     assert hook._cells_in_japanese(rows).splitlines()[1] == rows.splitlines()[1]
 

@@ -858,9 +858,20 @@ def _table_in_japanese(table: str, query: Query, csv_path: Path) -> str:
     return "| " + " | ".join(titles) + " |\n" + _cells_in_japanese(rest, columns)
 
 
+def _japanese_word(text: str) -> str:
+    """Japanese words kept whole: a table cell may break between any two kana or kanji (タイ／ル),
+    and a decoded part's own words are short."""
+    return f'<span class="pg-word">{text}</span>'
+
+
+def _katakana_whole(text: str) -> str:
+    """``text`` with each katakana word kept whole (GPU カーネ／ル), the rest free to wrap."""
+    return re.sub(r"[\u30a0-\u30ff]{2,}", lambda m: _japanese_word(m[0]), text)
+
+
 #: The guide's own words as a Markdown cell holds them (escaped as ``cell_html`` escapes them).
-_CELL_WORDS_JA = {cell_html(en): ja for en, ja in CELL_WORDS_JA.items()}
-_DECODED_WORDS_JA = {cell_html(en): ja for en, ja in DECODED_WORDS_JA.items()}
+_CELL_WORDS_JA = {cell_html(en): _katakana_whole(ja) for en, ja in CELL_WORDS_JA.items()}
+_DECODED_WORDS_JA = {cell_html(en): _japanese_word(ja) for en, ja in DECODED_WORDS_JA.items()}
 #: The column every query names ``guide_kernel_names_summary``'s decoding, and its separator.
 DECODED_COLUMN = "decoded"
 DECODED_SEPARATOR = " · "
@@ -873,7 +884,11 @@ def _decoded_part_in_japanese(part: str) -> str:
         return _DECODED_WORDS_JA[part]
     for prefix, japanese in DECODED_PREFIXES_JA.items():
         if part.startswith(prefix):
-            return japanese.format(part.removeprefix(prefix))
+            before, _, after = japanese.partition("{}")
+            rest = part.removeprefix(prefix)
+            shown_before = _japanese_word(before.rstrip()) + " " if before.strip() else ""
+            shown_after = " " + _japanese_word(after.lstrip()) if after.strip() else ""
+            return f"{shown_before}{rest}{shown_after}"
     return part
 
 
