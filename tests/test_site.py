@@ -1026,3 +1026,22 @@ def test_the_english_check_of_japanese_tables_names_page_and_cell(tmp_path: Path
         "part-9: fp32 on CUDA cores (FMA)",
         "part-9: cuBLAS · GEMM · sm90 · tile 64x8",
     ]
+
+
+def test_the_sql_under_a_table_shows_only_its_editions_header_lines(site: Path) -> None:
+    """The built pages: no Japanese header lines in the English edition's SQL, no English
+    question or column titles in the Japanese edition's where the query has Japanese ones."""
+    checked = 0
+    for rel, call in all_calls():
+        if call.func != "table":
+            continue
+        query = load_query(str(call.args[2]))
+        page = rel.removesuffix(".md") + "/index.html"
+        english = html.unescape(re.sub(r"<[^>]+>", "", (site / page).read_text()))
+        japanese = html.unescape(re.sub(r"<[^>]+>", "", (site / "ja" / page).read_text()))
+        assert "question_ja:" not in english and "columns_ja:" not in english, rel
+        assert f"-- question_ja: {query.question_ja}" in japanese, (rel, query.name)
+        assert f"-- {query.question}\n" not in japanese, (rel, query.name)
+        assert "\n-- columns: " not in japanese, (rel, query.name)
+        checked += 1
+    assert checked > 20

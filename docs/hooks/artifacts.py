@@ -59,7 +59,7 @@ from generators.i18n import (  # noqa: E402
     translated,
 )
 from generators.markdown import fenced  # noqa: E402
-from generators.queries import Query, load_query  # noqa: E402
+from generators.queries import Query, QueryFileError, load_query  # noqa: E402
 from generators.sql_sources import objects_used  # noqa: E402
 from generators.table_cells import FULL_NAME_TITLE, cell_html, wrappable  # noqa: E402
 from generators.units import format_value  # noqa: E402
@@ -1120,11 +1120,30 @@ def on_files(files: Files, config: dict) -> Files:
     return files
 
 
+#: A page's include of a query file (``--8<-- "generators/queries/own_tables.sql"``).
+QUERY_SNIPPET = re.compile(
+    r'^(?P<indent>[ \t]*)--8<-- "generators/queries/(?P<name>[\w-]+)\.sql"[ \t]*$', re.M
+)
+
+
+def _query_snippets_shown(markdown: str, lang: str) -> str:
+    """Each included query file as the edition shows it (``Query.sql_shown``: without the other
+    language's question and column titles), in place of the include the snippets extension
+    would expand to the whole file."""
+
+    def shown(match: re.Match[str]) -> str:
+        lines = load_query(match["name"]).sql_shown(lang).splitlines()
+        return "\n".join(match["indent"] + line if line else "" for line in lines)
+
+    return QUERY_SNIPPET.sub(shown, markdown)
+
+
 def on_page_markdown(markdown: str, page, config, files) -> str:  # type: ignore[no-untyped-def]
     src = page.file.src_uri
     try:
+        markdown = _query_snippets_shown(markdown, edition_language(config))
         calls = parse_calls(markdown)
-    except PlaceholderError as exc:
+    except (PlaceholderError, QueryFileError) as exc:
         raise PluginError(f"{src}: {exc}") from exc
     if not calls:
         return markdown
