@@ -46,11 +46,38 @@ CELL_WORDS_JA = {
     "copy, cast or concatenation": "コピー、型変換、連結",
     "GEMM, tensor cores": "GEMM、Tensor コア",
     "GEMM, fp32 on CUDA cores": "GEMM、CUDA コアでの fp32",
+    "fp32 on CUDA cores (FMA)": "CUDA コアでの fp32（FMA）",
+    "tf32 on tensor cores": "Tensor コアでの tf32",
+    "bf16 on tensor cores": "Tensor コアでの bf16",
+    "fp16 on tensor cores": "Tensor コアでの fp16",
+    "cuDNN attention (generated)": "cuDNN attention（実行時に生成されたカーネル）",
     "mask (tril)": "マスク（tril）",
     "reduction": "リダクション",
     "reduction (mean, argmax)": "リダクション（mean、argmax）",
     "dropped by the trace processor": "トレースプロセッサが取り込まなかったもの",
 }
+
+#: The kernel-name decoder's words (``guide_kernel_names_summary``: ``cuBLAS · GEMM · sm90 ·
+#: tile 64x8 · fuses bias``) as the Japanese edition shows them, part by part: the kinds of work
+#: below, and the ``tile``/``fuses`` prefixes (``DECODED_PREFIXES_JA``); libraries, architectures,
+#: types, layouts and the fused operators' names stay as the name spells them.
+DECODED_WORDS_JA = {
+    "pointwise": "ポイントワイズ",
+    "reduction": "リダクション",
+    "persistent reduction": "永続リダクション",
+    "GEMM template": "GEMM テンプレート",
+    "fused loop (C++)": "融合ループ（C++）",
+    "elementwise": "要素ごとの演算",
+    "normalization": "正規化",
+    "attention": "アテンション",
+    "convolution": "畳み込み",
+    "gated GELU": "ゲート付き GELU",
+    "sort": "ソート",
+    "unique by key": "キーごとの重複除去",
+    "scan": "スキャン（累積和）",
+}
+#: A decoded part's English prefix and the Japanese it becomes, ``{}`` standing for the rest.
+DECODED_PREFIXES_JA = {"tile ": "タイル {}", "fuses ": "{} を融合"}
 
 #: English first: the edition every other one is translated from.
 LANGUAGES = ("en", "ja")
@@ -166,7 +193,17 @@ def stamp(page: Path) -> None:
     text = page.read_text(encoding="utf-8")
     english, _ = source_of(page)
     rel = page.relative_to(JAPANESE_DOCS).as_posix()
-    header = f"---\ntranslation_of: {rel}\ntranslated_from: {blob_id(english.read_bytes())}\n---\n"
+    match = _FRONT_MATTER.match(text)
+    # The page's own settings (a search boost) stay below the translation record.
+    own = [
+        line
+        for line in (match["body"].splitlines() if match else [])
+        if not line.startswith(("translation_of:", "translated_from:"))
+    ]
+    revision = blob_id(english.read_bytes())
+    header = "\n".join(
+        ["---", f"translation_of: {rel}", f"translated_from: {revision}", *own, "---", ""]
+    )
     body = _FRONT_MATTER.sub("", text, count=1)
     page.write_text(header + body, encoding="utf-8")
 

@@ -233,6 +233,26 @@ def test_stale_translation_names_the_diff_to_translate(tmp_path: Path, monkeypat
         i18n.stale(page)
 
 
+def test_stamp_keeps_the_pages_own_front_matter(tmp_path: Path, monkeypatch) -> None:
+    english, japanese = tmp_path / "docs", tmp_path / "docs-ja"
+    english.mkdir()
+    japanese.mkdir()
+    (english / "page.md").write_text("# Title\n")
+    page = japanese / "page.md"
+    page.write_text(
+        "---\ntranslation_of: page.md\ntranslated_from: 0\nsearch:\n  boost: 2\n---\n# 題\n"
+    )
+    monkeypatch.setattr(i18n, "ENGLISH_DOCS", english)
+    monkeypatch.setattr(i18n, "JAPANESE_DOCS", japanese)
+    i18n.stamp(page)
+    current = i18n.blob_id(b"# Title\n")
+    assert page.read_text() == (
+        f"---\ntranslation_of: page.md\ntranslated_from: {current}\n"
+        "search:\n  boost: 2\n---\n# 題\n"
+    )
+    assert i18n.stale(page) is None
+
+
 def test_blob_id_is_gits() -> None:
     # `printf 'hello\n' | git hash-object --stdin`
     assert i18n.blob_id(b"hello\n") == "ce013625030ba8dba906f756967f9e9ca394464a"

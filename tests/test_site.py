@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -882,7 +883,165 @@ def test_japanese_tables_show_the_guides_own_words_in_japanese() -> None:
         "| forward | copy / cast; memcpy; elementwise |\n| registers | optimizer_step |"
     )
     shown = hook._cells_in_japanese(rows).splitlines()
+    word = '<span class="pg-word">{}</span>'.format  # a katakana word never breaks in two
     assert shown[0] == "| --- | --- |"
-    assert shown[1] == "| ステップの残り | aten::mm |"  # a trace's names are left as they are
-    assert shown[2] == "| forward（順伝播） | コピー / 型変換; memcpy; 要素ごとの演算 |"
-    assert shown[3] == "| レジスタ | optimizer_step |"
+    # A trace's names are left as they are.
+    assert shown[1] == f"| {word('ステップ')}の残り | aten::mm |"
+    assert shown[2] == f"| forward（順伝播） | {word('コピー')} / 型変換; memcpy; 要素ごとの演算 |"
+    assert shown[3] == f"| {word('レジスタ')} | optimizer_step |"
+
+
+def test_japanese_tables_show_the_kernel_name_decoders_words_in_japanese() -> None:
+    rows = (
+        "| --- | --- | --- |\n"
+        "| a\\_b | cuBLAS · GEMM · sm90 · tile 64x8 · fuses bias | tile 64x8 |\n"
+        "| c | Inductor (Triton) · pointwise · fuses \\_unsafe\\_view, gelu, mul · #0 "
+        "| reduction |\n"
+        "| d | reduction | \\[1024, 32\\] · \\[64\\] |"
+    )
+    shown = hook._cells_in_japanese(rows, ["kernel", "decoded", "other"]).splitlines()
+    # Only the decoder's column: its kinds of work and prefixes, each Japanese word kept whole;
+    # names and sizes stay as spelled.
+    word = '<span class="pg-word">{}</span>'.format
+    assert shown[1] == (
+        f"| a\\_b | cuBLAS · GEMM · sm90 · {word('タイル')} 64x8 · bias {word('を融合')} "
+        "| tile 64x8 |"
+    )
+    assert shown[2] == (
+        f"| c | Inductor (Triton) · {word('ポイントワイズ')} · \\_unsafe\\_view, gelu, mul "
+        f"{word('を融合')} · #0 | {word('リダクション')} |"
+    )
+    assert shown[3] == f"| d | {word('リダクション')} | \\[1024, 32\\] · \\[64\\] |"
+    # A table without the decoder's column is left to the cell words alone.
+    assert hook._cells_in_japanese(rows).splitlines()[1] == rows.splitlines()[1]
+
+
+# -- English left in the Japanese edition's tables ------------------------------------------------
+# A Japanese page's table cell written only in Latin script is a name the guide keeps as it is
+# spelled (an API, operator, kernel, library, variant, option, type or unit, or a name a trace
+# records), never the guide's own wording: those are translated where the table is made
+# (CELL_WORDS_JA and DECODED_WORDS_JA in generators/i18n.py, or the page itself). Code, numbers
+# (a cell starting with a digit) and identifiers (`_`, `::`, `#`, brackets, arrows, dots) pass.
+JAPANESE_TABLE_NAMES = [
+    # Kineto categories and Perfetto's own names; the trace's own rows, threads and streams.
+    r"kernel|Trace|PyTorch Profiler|stream \d+|thread \d+ \(\w+\)|Memset \(Device\)",
+    r"TorchDynamo Cache Lookup|AOTDispatcher Runtime Wrapper Prologue|Pregraph bytecode",
+    r"Torch-Compiled Region: \d+/\d+|\w+Backward\d",
+    # CUDA runtime and driver calls, operators and copies by their trace names.
+    r"cudaLaunchKernel(ExC)?|cuLaunchKernelEx|cudaMemcpyAsync|cudaMemsetAsync",
+    r"softmax|where|memcpy|memset",
+    # Libraries, kernels' families and attention back ends, as their projects name them.
+    r"GEMM|cuBLAS|cuDNN|Liger|LigerGELUMulFunction|split-K",
+    r"flash attention|cuDNN attention|efficient attention \(CUTLASS fmha\)",
+    r"SDPA (math|efficient|flash|cuDNN)",
+    # The workloads' own record_function labels and the guide's variants.
+    r"attention|mlp|norm|eager|compiled|naive|foreach|tuned",
+    # A gap's cause as `guide.windows` returns it (the page names the values in code).
+    r"host|sync|profiler",
+    # Types, architectures, layouts, units and abbreviations the Japanese text uses as they are.
+    r"fp32|fp16|bf16|tf32|sm\d+|tn|nt|nn|tt|dtype|FLOPs|GPU|CPU|SQL|doctor",
+    # GPU models (the peak-rate table), as their makers name them.
+    r"(NVIDIA |AMD )?(Tesla |GeForce RTX |Instinct )?[A-Z]{0,2}\d+[A-Z]?([ -][\w*-]+)*\*?",
+    # The doctor's detector names (the cheatsheet's links to them).
+    r"[a-z0-9]+(-[a-z0-9]+)+",
+]
+_JAPANESE_TABLE_NAME = re.compile("|".join(f"(?:{name})" for name in JAPANESE_TABLE_NAMES))
+#: Japanese script, and the full-width punctuation that only Japanese text uses.
+_JAPANESE_SCRIPT = re.compile(r"[\u3000-\u30ff\u4e00-\u9fff\uff00-\uffef]")
+_IDENTIFIER = re.compile(r"_|::|#|<|>|\[|\]|→|->|\.|@|=|\\")
+
+
+class _TableCells(HTMLParser):
+    """The text of each table cell of a page's article, without the code inside it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cells: list[str] = []
+        self._cell: list[str] | None = None
+        self._in_article = False
+        self._code_depth = 0
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        if tag == "article":
+            self._in_article = True
+        elif tag in ("td", "th") and self._in_article:
+            self._cell = []
+        elif tag == "code":
+            self._code_depth += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "code":
+            self._code_depth -= 1
+        elif tag in ("td", "th") and self._cell is not None:
+            self.cells.append(" ".join("".join(self._cell).split()))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None and not self._code_depth:
+            self._cell.append(data)
+
+
+def english_in_japanese_tables(site_ja: Path) -> list[str]:
+    """``page: cell`` for each Japanese page's table cell that is Latin text and no known name."""
+    found = []
+    for page in sorted(site_ja.rglob("index.html")):
+        rel = page.parent.relative_to(site_ja).as_posix()
+        # The translation's conventions list each English term beside its Japanese one.
+        if rel == "terms":
+            continue
+        cells = _TableCells()
+        cells.feed(page.read_text(encoding="utf-8"))
+        for cell in dict.fromkeys(cells.cells):
+            if (
+                _JAPANESE_SCRIPT.search(cell)
+                or not re.search(r"[A-Za-z]{2}", cell)
+                or re.match(r"[\d−+-]", cell)
+                or _IDENTIFIER.search(cell)
+                or _JAPANESE_TABLE_NAME.fullmatch(cell)
+            ):
+                continue
+            found.append(f"{rel}: {cell}")
+    return found
+
+
+def test_japanese_tables_show_no_english_but_names(site: Path) -> None:
+    assert english_in_japanese_tables(site / "ja") == []
+
+
+def test_the_english_check_of_japanese_tables_names_page_and_cell(tmp_path: Path) -> None:
+    page = tmp_path / "part-9" / "index.html"
+    page.parent.mkdir()
+    page.write_text(
+        "<table><tr><td>rest of the step</td></tr></table><article><table>"
+        "<tr><th>フェーズ</th><th>dtype</th></tr>"
+        "<tr><td>rest of the step</td><td>copy / cast</td><td>fp32 on CUDA cores (FMA)</td></tr>"
+        "<tr><td><code>label start</code></td><td>ステップの残り</td><td>aten::mm</td></tr>"
+        "<tr><td>2.72 ms</td><td>cudaLaunchKernel</td><td>Torch-Compiled Region: 0/0</td></tr>"
+        "<tr><td>cuBLAS · GEMM · sm90 · tile 64x8</td><td>optimizer-single-tensor</td></tr>"
+        "</table></article>"
+    )
+    assert english_in_japanese_tables(tmp_path) == [
+        "part-9: rest of the step",
+        "part-9: copy / cast",
+        "part-9: fp32 on CUDA cores (FMA)",
+        "part-9: cuBLAS · GEMM · sm90 · tile 64x8",
+    ]
+
+
+def test_the_sql_under_a_table_shows_only_its_editions_header_lines(site: Path) -> None:
+    """The built pages: no Japanese header lines in the English edition's SQL, no English
+    question or column titles in the Japanese edition's where the query has Japanese ones."""
+    checked = 0
+    for rel, call in all_calls():
+        if call.func != "table":
+            continue
+        query = load_query(str(call.args[2]))
+        page = rel.removesuffix(".md") + "/index.html"
+        english = html.unescape(re.sub(r"<[^>]+>", "", (site / page).read_text()))
+        japanese = html.unescape(re.sub(r"<[^>]+>", "", (site / "ja" / page).read_text()))
+        assert "question_ja:" not in english and "columns_ja:" not in english, rel
+        assert f"-- question_ja: {query.question_ja}" in japanese, (rel, query.name)
+        assert f"-- {query.question}\n" not in japanese, (rel, query.name)
+        assert "\n-- columns: " not in japanese, (rel, query.name)
+        checked += 1
+    assert checked > 20

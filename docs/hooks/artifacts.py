@@ -51,13 +51,15 @@ from generators import env  # noqa: E402
 from generators.devices import DEVICES, is_fallback, shown_device  # noqa: E402
 from generators.i18n import (  # noqa: E402
     CELL_WORDS_JA,
+    DECODED_PREFIXES_JA,
+    DECODED_WORDS_JA,
     NO_ROWS,
     edition_language,
     figure_file,
     translated,
 )
 from generators.markdown import fenced  # noqa: E402
-from generators.queries import Query, load_query  # noqa: E402
+from generators.queries import Query, QueryFileError, load_query  # noqa: E402
 from generators.sql_sources import objects_used  # noqa: E402
 from generators.table_cells import FULL_NAME_TITLE, cell_html, wrappable  # noqa: E402
 from generators.units import format_value  # noqa: E402
@@ -853,25 +855,63 @@ def _table_in_japanese(table: str, query: Query, csv_path: Path) -> str:
             f"{csv_path.name}: the table's header has {header.count('|') - 1} columns, "
             f"the query {len(titles)}"
         )
-    return "| " + " | ".join(titles) + " |\n" + _cells_in_japanese(rest)
+    return "| " + " | ".join(titles) + " |\n" + _cells_in_japanese(rest, columns)
+
+
+def _japanese_word(text: str) -> str:
+    """Japanese words kept whole: a table cell may break between any two kana or kanji (タイ／ル),
+    and a decoded part's own words are short."""
+    return f'<span class="pg-word">{text}</span>'
+
+
+def _katakana_whole(text: str) -> str:
+    """``text`` with each katakana word kept whole (GPU カーネ／ル), the rest free to wrap."""
+    return re.sub(r"[\u30a0-\u30ff]{2,}", lambda m: _japanese_word(m[0]), text)
 
 
 #: The guide's own words as a Markdown cell holds them (escaped as ``cell_html`` escapes them).
-_CELL_WORDS_JA = {cell_html(en): ja for en, ja in CELL_WORDS_JA.items()}
+_CELL_WORDS_JA = {cell_html(en): _katakana_whole(ja) for en, ja in CELL_WORDS_JA.items()}
+_DECODED_WORDS_JA = {cell_html(en): _japanese_word(ja) for en, ja in DECODED_WORDS_JA.items()}
+#: The column every query names ``guide_kernel_names_summary``'s decoding, and its separator.
+DECODED_COLUMN = "decoded"
+DECODED_SEPARATOR = " · "
 
 
-def _cells_in_japanese(rows: str) -> str:
+def _decoded_part_in_japanese(part: str) -> str:
+    """One part of a decoded kernel name in Japanese: a kind of work, or a ``tile``/``fuses``
+    part whose rest (a tile's size, the fused operators' names) is kept as the name spells it."""
+    if part in _DECODED_WORDS_JA:
+        return _DECODED_WORDS_JA[part]
+    for prefix, japanese in DECODED_PREFIXES_JA.items():
+        if part.startswith(prefix):
+            before, _, after = japanese.partition("{}")
+            rest = part.removeprefix(prefix)
+            shown_before = _japanese_word(before.rstrip()) + " " if before.strip() else ""
+            shown_after = " " + _japanese_word(after.lstrip()) if after.strip() else ""
+            return f"{shown_before}{rest}{shown_after}"
+    return part
+
+
+def _cells_in_japanese(rows: str, columns: list[str] | None = None) -> str:
     """Table rows (the separator line first) whose cells, or list items, that are the guide's
-    own words are shown in Japanese."""
+    own words are shown in Japanese; in the ``decoded`` column (when ``columns`` names the
+    table's columns), each part of the kernel-name decoder's line."""
+    decoded_at = columns.index(DECODED_COLUMN) + 1 if columns and DECODED_COLUMN in columns else 0
 
-    def cell(text: str) -> str:
+    def cell(text: str, position: int) -> str:
+        if position == decoded_at:
+            items = text.strip().split(DECODED_SEPARATOR)
+            shown = [_decoded_part_in_japanese(item) for item in items]
+            return text if shown == items else f" {DECODED_SEPARATOR.join(shown)} "
         items = text.strip().split(LIST_SEPARATOR)
         shown = [_CELL_WORDS_JA.get(item, item) for item in items]
         return text if shown == items else f" {LIST_SEPARATOR.join(shown)} "
 
     lines = rows.split("\n")
     return "\n".join(
-        "|".join(cell(c) for c in line.split("|")) if i and line.startswith("|") else line
+        "|".join(cell(c, position) for position, c in enumerate(line.split("|")))
+        if i and line.startswith("|")
+        else line
         for i, line in enumerate(lines)
     )
 
@@ -1080,11 +1120,30 @@ def on_files(files: Files, config: dict) -> Files:
     return files
 
 
+#: A page's include of a query file (``--8<-- "generators/queries/own_tables.sql"``).
+QUERY_SNIPPET = re.compile(
+    r'^(?P<indent>[ \t]*)--8<-- "generators/queries/(?P<name>[\w-]+)\.sql"[ \t]*$', re.M
+)
+
+
+def _query_snippets_shown(markdown: str, lang: str) -> str:
+    """Each included query file as the edition shows it (``Query.sql_shown``: without the other
+    language's question and column titles), in place of the include the snippets extension
+    would expand to the whole file."""
+
+    def shown(match: re.Match[str]) -> str:
+        lines = load_query(match["name"]).sql_shown(lang).splitlines()
+        return "\n".join(match["indent"] + line if line else "" for line in lines)
+
+    return QUERY_SNIPPET.sub(shown, markdown)
+
+
 def on_page_markdown(markdown: str, page, config, files) -> str:  # type: ignore[no-untyped-def]
     src = page.file.src_uri
     try:
+        markdown = _query_snippets_shown(markdown, edition_language(config))
         calls = parse_calls(markdown)
-    except PlaceholderError as exc:
+    except (PlaceholderError, QueryFileError) as exc:
         raise PluginError(f"{src}: {exc}") from exc
     if not calls:
         return markdown
