@@ -203,7 +203,8 @@ def trust_query(detectors: list[Detector], lang: str = "en") -> str:
                 "プロファイルされたステップは {steps} 個だけです。コールド"
                 "な最初のステップと遅いステップの区別がつきません。",
             ),
-            ids("steps"),
+            # The checks that read the loop step by step (they use the cold-step table).
+            _sql_text(", ".join(d.id for d in detectors if d.per_step and d.severity != "info")),
         ),
         (
             "EXISTS (SELECT 1 FROM guide_windows_cold_step)",
@@ -250,7 +251,7 @@ def trust_query(detectors: list[Detector], lang: str = "en") -> str:
   ),
   gpu AS (SELECT COUNT(*) AS n FROM guide_kineto_gpu_activity),
   mtia AS (SELECT COUNT(*) AS n FROM slice WHERE category GLOB 'mtia*'),
-  steps AS (SELECT COUNT(*) AS n FROM guide_windows_loop WHERE step IS NOT NULL),
+  steps AS (SELECT COUNT(*) AS n FROM guide_windows_real_loop WHERE step IS NOT NULL),
   python AS (SELECT COUNT(*) AS n FROM slice WHERE category = 'python_function'),
   capture AS (
     SELECT COUNT(*) AS n FROM guide_kineto_runtime_call
