@@ -265,6 +265,24 @@ def test_idle_time_inside_the_allocator_is_not_a_host_gap() -> None:
     assert cause == "allocator" and cost > 0.9 * idle.cost_ns
 
 
+def test_fp32_gemms_name_their_operators_and_a_volta_gets_no_tf32_advice() -> None:
+    """The V100 ResNet's fp32 volta_sgemm kernels are mostly launched by cuDNN convolutions
+    (aten::cudnn_convolution, aten::convolution_backward): the finding says so, and on compute
+    capability 7.0, which has no TF32, it advises fp16 autocast only."""
+    gemm = _finding(doctor(ref.V100), "fp32-gemm")
+    convolutions = sum(r["convolutions"] or 0 for r in gemm.rows)
+    matmuls = sum(r["matmuls"] or 0 for r in gemm.rows)
+    # 405 of the 420 under aten::cudnn_convolution / aten::convolution_backward (trace JSON).
+    assert (convolutions, matmuls, len(gemm.rows)) == (405, 15, 420)
+    assert "under a convolution: " in gemm.seen and "畳み込みの下" in gemm.seen_ja
+    advice = gemm.rows[0]["advice"]
+    assert "float16" in advice and "no TF32" in advice and "TF32" not in advice.split("(")[0]
+    assert advice in gemm.seen and advice in gemm.seen_ja
+    # An Ampere GPU keeps the TF32 advice.
+    ampere = _finding(doctor(CUDA / "matmul_add/large_fp32"), "fp32-gemm")
+    assert "TF32" in ampere.rows[0]["advice"] and "torch.float16" not in ampere.rows[0]["advice"]
+
+
 def test_a_fused_optimizer_is_not_called_per_parameter() -> None:
     """A CPU-side capture whose `Optimizer.step#FusedAdam.step` runs 257 aten::add_ on 0-dim
     int64 tensors (Input Dims [[],[],[]], Input type long): FusedAdam's step counters, named by
