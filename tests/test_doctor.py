@@ -311,6 +311,25 @@ def test_kernels_without_device_properties_are_a_gpu_of_unknown_model() -> None:
     }
 
 
+def test_all_to_all_traffic_gets_exchange_advice_on_one_rank_of_many() -> None:
+    """Rank 0 of 128 (distributedInfo): its 10 communication kernels are all
+    ncclKernel_SendRecv (NCCL's all-to-all), so the advice is the exchange's, not DDP's
+    bucket_cap_mb; and the trust gate says exposed time may be the other ranks' lateness."""
+    report = doctor(ref.GPU_UNLISTED)
+    comm = _finding(report, "comm-exposed")
+    assert {r["collective"] for r in comm.rows} == {"exchange"} and len(comm.rows) == 10
+    assert all("SendRecv" in r["what"] for r in comm.rows)
+    assert "async_op=True" in comm.seen and "bucket_cap_mb" not in comm.seen
+    assert "async_op=True" in comm.seen_ja
+    line = _trust(report, "one-rank")
+    assert "one rank of 128" in line.text and "other ranks' lateness" in line.text
+    assert "128" in line.text_ja and line.weakens == ("comm-exposed",)
+    # All-reduce kernels keep DDP's advice; a trace without distributedInfo has no such line.
+    synthetic = doctor(SYNTHETIC / "graphs-and-comm.json")
+    assert "bucket_cap_mb" in _finding(synthetic, "comm-exposed").seen
+    assert _trust(synthetic, "one-rank") is None and _trust(doctor(ref.V100), "one-rank") is None
+
+
 def test_a_graph_capture_is_not_execution() -> None:
     report = doctor(SYNTHETIC / "graph-capture.json")
     line = _trust(report, "graph-capture")

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from generators.doctor.detectors import EVIDENCE_COLUMNS, SEVERITIES, Detector, render_template
-from generators.doctor.trust import DroppedEvents, dropped_events, recovered_steps_sql
+from generators.doctor.trust import DroppedEvents, dropped_events, recovered_steps_sql, world_size
 from generators.tp import DROP_STAT, rows_of
 from generators.units import format_duration_ns, format_value
 
@@ -471,6 +471,20 @@ def _dropped_line(facts, dropped: DroppedEvents, detectors, relying) -> Limitati
     )
 
 
+def _one_rank_line(ranks: int, detectors) -> Limitation:
+    """A trace of one rank of several: its communication kernels wait for the others."""
+    return Limitation(
+        "one-rank",
+        f"The trace is one rank of {ranks} (distributedInfo): a communication kernel's time "
+        "includes waiting for the other ranks to arrive, so exposed communication time may be "
+        "other ranks' lateness, which this trace cannot show.",
+        text_ja=f"このトレースは {ranks} ランクのうちの 1 つです（distributedInfo）。通信カーネルの"
+        "時間にはほかのランクの到着を待つ時間も含まれるため、計算と重なっていない通信の時間は"
+        "ほかのランクの遅れかもしれません。それはこのトレースからはわかりません。",
+        weakens=tuple(d.id for d in detectors if d.id == "comm-exposed"),
+    )
+
+
 def _stub_note(facts) -> tuple[str, str]:
     """The sentence naming the stub steps left out (none: two empty strings)."""
     if not facts["stub_steps"]:
@@ -565,6 +579,9 @@ def examine(
     facts = dict(zip(cols, rows[0], strict=True)) | {"dropped": drop_rows[0][0]}
     _, stats = rows_of(tp, _STATS_SQL)
     limitations, missing = _limitations(facts, stats, detectors, dropped)
+    ranks = world_size(path)
+    if ranks and ranks > 1:
+        limitations.append(_one_rank_line(ranks, detectors))
     device, device_ja = device_label(facts)
     report = Report(
         path,
