@@ -367,8 +367,14 @@ def test_the_browser_page_runs_the_trust_gate() -> None:
             cols, rows = rows_of(tp, plan["trust"])
         assert cols[1:] == ["reason", "weakens"]
         ids = {r[0] for r in rows}
-        # One real step (the stub #2 left out): no cold step to name.
+        # One real step (the stub #2 left out): no cold step to name, and the per-step
+        # findings are information, as in the command line's report.
         assert "steps" in ids and "cold-step" not in ids, rows
+        with open_trace(ref.MI250_TOY) as tp:
+            tp.query(plan["definitions"])
+            _, found = rows_of(tp, plan["summary"])
+        severity = {r[0]: r[1] for r in found}
+        assert severity["overhead-bound-steps"] == severity["launch-bound"] == "info", found
 
 
 def test_findings_ordered_by_cost() -> None:

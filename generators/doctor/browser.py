@@ -83,8 +83,20 @@ def evidence_queries(detectors: list[Detector], lang: str = "en") -> list[dict[s
 
 def _severity_sql(d: Detector) -> str:
     """A detector's severity in the summary: a finding about the step loop is information on a
-    trace without step markers, as in the command line's report."""
-    if d.scope != "loop" or d.severity == "info":
+    trace without step markers, and a per-step check's on a trace of one real step, as in the
+    command line's report."""
+    if d.severity == "info":
+        return _sql_text(d.severity)
+    if d.per_step:
+        return (
+            "IIF((SELECT COUNT(*) FROM guide_windows_real_loop WHERE step IS NOT NULL) = 1, "
+            f"'info', {_severity_loop_sql(d)})"
+        )
+    return _severity_loop_sql(d)
+
+
+def _severity_loop_sql(d: Detector) -> str:
+    if d.scope != "loop":
         return _sql_text(d.severity)
     return (
         "IIF(EXISTS (SELECT 1 FROM guide_windows_loop WHERE step IS NOT NULL), "
