@@ -11,21 +11,35 @@
 -- relies: kernels
 -- guide: check-your-trace.md#comm-exposed
 -- seen: Communication kernels: {count}, {sum(comm_ns)} in all, of which {sum(cost_ns)} with
---   no compute kernel running on the same GPU ({first(exposed_pct)}).
+--   no compute kernel running on the same GPU ({first(exposed_pct)}); all-reduce, reduce-scatter
+--   or all-gather: {sum(gradient_syncs)}, send/receive or all-to-all: {sum(exchanges)}. What
+--   applies (more under "What to try"): {first(advice)}.
 -- seen_ja: 通信カーネルは {count} 個、合計 {sum(comm_ns)} で、そのうち {sum(cost_ns)} は同じ GPU
---   で計算カーネルが動いていませんでした（{first(exposed_pct)}）。
+--   で計算カーネルが動いていませんでした（{first(exposed_pct)}）。種類は
+--   all-reduce、reduce-scatter、all-gather が {sum(gradient_syncs)} 個、send/receive と
+--   all-to-all が {sum(exchanges)} 個です。当てはまる対策（詳しくは「対策」）: {first(advice)}。
 -- why: Gradient all-reduces (NCCL/RCCL kernels) should run while the backward computes the next
---   gradients. Time when only communication runs is time the GPU's compute units wait for the
---   network.
+--   gradients; send/receive and all-to-all exchanges (pipeline stages, embedding or expert
+--   exchanges) should run while independent compute does. Time when only communication runs is
+--   time the GPU's compute units wait for the network.
 -- why_ja: 勾配の all-reduce（NCCL/RCCL カーネル）は、逆伝播（backward）
---   が次の勾配を計算している間に実行されるべきものです。通信だけが動いている時間は、GPU
---   の演算ユニットがネットワークを待っている時間です。
--- try: Let DDP or FSDP overlap them: avoid synchronising between the backward and the optimizer,
---   tune `bucket_cap_mb`, check that communication runs on its own stream, and that nothing in
---   the backward forces an early wait.
--- try_ja: DDP や FSDP に通信を計算と重ねさせてください。逆伝播とオプティマイザの間で同期しないこ
+--   が次の勾配を計算している間に実行されるべきものです。send/receive や all-to-all の交換
+--   （パイプラインのステージ、埋め込みやエキスパートの交換）は、それに依存しない計算の間に実行される
+--   べきものです。通信だけが動いている時間は、GPU の演算ユニットがネットワークを待っている時間です。
+-- try: The kernel's type says which applies. All-reduce, reduce-scatter, all-gather: let DDP or
+--   FSDP overlap them: avoid synchronising between the backward and the optimizer, tune
+--   `bucket_cap_mb`, check that communication runs on its own stream, and that nothing in the
+--   backward forces an early wait. Send/receive and all-to-all (`ncclKernel_SendRecv`):
+--   `bucket_cap_mb` does not apply; issue the exchange early (`async_op=True`) and `wait()` only
+--   where its result is needed, with independent compute (the next batch's lookups, other
+--   micro-batches) in between.
+-- try_ja: どれが当てはまるかはカーネルの種類でわかります。all-reduce、reduce-scatter、all-gather:
+--   DDP や FSDP に通信を計算と重ねさせてください。逆伝播とオプティマイザの間で同期しないこ
 --   と、`bucket_cap_mb` を調整すること、通信が専用のストリームで動いていること、
---   逆伝播の中に早すぎる待機を強いるものがないことを確認します。
+--   逆伝播の中に早すぎる待機を強いるものがないことを確認します。send/receive と all-to-all
+--   （`ncclKernel_SendRecv`）: `bucket_cap_mb` は関係しません。交換を早めに発行し
+--   （`async_op=True`）、結果が必要な所でだけ `wait()` して、その間にそれに依存しない計算
+--   （次のバッチの参照、ほかのマイクロバッチ）を置いてください。
 -- after: The communication kernels sit under compute kernels on another stream of the same GPU.
 -- after_ja: 通信カーネルが、同じ GPU の別のストリームで動く計算カーネルと重なります。
 -- false-positives: The last bucket of a backward, which has nothing left to overlap with. A
@@ -60,7 +74,30 @@ WITH
     SELECT c.*, c.dur - COALESCE(cv.busy_ns, 0) AS exposed_ns
     FROM comm AS c LEFT JOIN covered AS cv ON cv.group_id = c.id
   ),
-  total AS (SELECT SUM(dur) AS comm_ns, SUM(exposed_ns) AS exposed_ns FROM per_comm)
+  -- The collective a kernel runs, from its name (ncclKernel_SendRecv_…,
+  -- ncclDevKernel_AllReduce_Sum_f32_RING_LL…): gradient synchronisation (all-reduce,
+  -- reduce-scatter, all-gather: what DDP and FSDP overlap) or an exchange (send/receive, which
+  -- NCCL's all-to-all is made of: pipeline stages, embedding or expert exchanges).
+  typed AS MATERIALIZED (
+    SELECT p.*,
+      CASE
+        WHEN LOWER(p.name) GLOB '*sendrecv*' OR LOWER(p.name) GLOB '*send*'
+          OR LOWER(p.name) GLOB '*recv*' OR LOWER(p.name) GLOB '*alltoall*'
+          OR LOWER(p.name) GLOB '*all_to_all*' THEN 'exchange'
+        WHEN LOWER(p.name) GLOB '*allreduce*' OR LOWER(p.name) GLOB '*reducescatter*'
+          OR LOWER(p.name) GLOB '*allgather*' OR LOWER(p.name) GLOB '*all_reduce*'
+          OR LOWER(p.name) GLOB '*reduce_scatter*' OR LOWER(p.name) GLOB '*all_gather*'
+          THEN 'gradient sync'
+        ELSE 'other'
+      END AS collective
+    FROM per_comm AS p
+  ),
+  total AS (
+    SELECT SUM(dur) AS comm_ns, SUM(exposed_ns) AS exposed_ns,
+      SUM(IIF(collective = 'exchange', exposed_ns, 0)) AS exchange_ns,
+      SUM(IIF(collective = 'gradient sync', exposed_ns, 0)) AS sync_ns
+    FROM typed
+  )
 SELECT
   p.ts,
   p.dur,
@@ -68,8 +105,15 @@ SELECT
   p.name AS what,
   p.exposed_ns AS cost_ns,
   p.dur AS comm_ns,
-  100.0 * total.exposed_ns / total.comm_ns AS exposed_pct
-FROM per_comm AS p, total
+  100.0 * total.exposed_ns / total.comm_ns AS exposed_pct,
+  p.collective,
+  p.collective = 'gradient sync' AS gradient_syncs,
+  p.collective = 'exchange' AS exchanges,
+  -- The advice that fits the traffic most of the exposed time is, by its code names alone (the
+  -- same in every language; "What to try" says more).
+  IIF(total.exchange_ns > total.sync_ns,
+    'async_op=True + wait()', 'DDP/FSDP bucket_cap_mb') AS advice
+FROM typed AS p, total
 WHERE total.comm_ns > 0 AND 100.0 * total.exposed_ns / total.comm_ns >= {{exposed_pct_min}}
   AND total.exposed_ns >= {{exposed_ns_min}}
 ORDER BY p.exposed_ns DESC, ts, location

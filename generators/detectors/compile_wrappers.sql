@@ -45,7 +45,7 @@ WITH
   wrapper AS MATERIALIZED (
     SELECT s.id, s.ts, s.dur, s.name, s.track_id
     FROM named AS s
-    JOIN guide_windows_loop AS w ON s.ts >= w.ts AND s.ts < w.ts + w.dur
+    JOIN guide_windows_real_loop AS w ON s.ts >= w.ts AND s.ts < w.ts + w.dur
   ),
   child AS (
     SELECT w.id, SUM(c.dur) AS child_ns

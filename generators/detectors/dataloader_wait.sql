@@ -37,11 +37,11 @@
 INCLUDE PERFETTO MODULE guide.windows;
 
 WITH
-  loop AS (SELECT SUM(dur) AS loop_ns FROM guide_windows_loop WHERE step IS NOT NULL),
+  loop AS (SELECT SUM(dur) AS loop_ns FROM guide_windows_real_loop WHERE step IS NOT NULL),
   fetch AS MATERIALIZED (
     SELECT s.id, s.ts, s.dur, s.name, s.track_id
     FROM slice AS s
-    JOIN guide_windows_loop AS w ON s.ts >= w.ts AND s.ts < w.ts + w.dur AND w.step IS NOT NULL
+    JOIN guide_windows_real_loop AS w ON s.ts >= w.ts AND s.ts < w.ts + w.dur AND w.step IS NOT NULL
     WHERE s.name GLOB 'enumerate(DataLoader)*'
   ),
   total AS (SELECT SUM(dur) AS fetch_ns FROM fetch)

@@ -13,10 +13,12 @@
 -- breakdown: kernel
 -- seen: GEMM kernels in fp32 on the FMA units (no tensor cores): {count}, {sum(cost_ns)} of
 --   GPU time ({first(gemm_pct)} of all kernel time), on a GPU with tensor cores
---   ({first(gpu_name)}).
+--   ({first(gpu_name)}); launched under a convolution: {sum(convolutions)}, under a matrix
+--   multiply: {sum(matmuls)}. The way onto this GPU's tensor cores: {first(advice)}.
 -- seen_ja: Tensor コアを持つ GPU（{first(gpu_name)}）で、Tensor コアを使わず FMA ユニット上で fp32
 --   のまま動いた GEMM カーネルが {count} 個あり、GPU 時間は {sum(cost_ns)} です（カーネル時間全体の
---   {first(gemm_pct)}）。
+--   {first(gemm_pct)}）。畳み込みの下で起動されたものが {sum(convolutions)} 個、行列積の下で
+--   起動されたものが {sum(matmuls)} 個です。この GPU の Tensor コアを使う方法: {first(advice)}。
 -- why: Tensor cores multiply matrices many times faster than the FMA units. On Ampere and later
 --   GPUs PyTorch keeps fp32 matrix multiplies off them by default (TF32 is off for matmul, on for
 --   cuDNN convolutions); a Volta or Turing GPU has no TF32 at all, only fp16 tensor cores. Kernel
@@ -26,12 +28,17 @@
 --   の畳み込みではオン）。Volta や Turing の GPU には TF32 がなく、fp16 の Tensor
 --   コアだけがあります。どのユニットで動いたかはカーネル名でわかり、`sgemm`、`simt`、`ffma` は FMA
 --   ユニットを意味します。
--- try: On Ampere and later, allow TF32 (`torch.backends.cuda.matmul.allow_tf32 = True` or
---   `torch.set_float32_matmul_precision("high")`), or run the model under `torch.autocast` with
---   bf16; on Volta or Turing, autocast to fp16.
--- try_ja: Ampere 以降では TF32 を許可する（`torch.backends.cuda.matmul.allow_tf32 = True` または
---   `torch.set_float32_matmul_precision("high")`）か、モデルを bf16 の `torch.autocast`
---   の下で実行してください。Volta や Turing では fp16 に autocast します。
+-- try: On Volta or Turing (compute capability 7.x, no TF32), run the model under
+--   `torch.autocast` with fp16: the only way onto their tensor cores. On Ampere and later,
+--   autocast with bf16, or allow TF32 (`torch.set_float32_matmul_precision("high")` for matrix
+--   multiplies; `torch.backends.cudnn.allow_tf32`, on by default, for convolutions). The
+--   finding says which applies to this GPU and which operators launched the GEMMs.
+-- try_ja: Volta や Turing（compute capability 7.x、TF32 なし）では、モデルを fp16 の
+--   `torch.autocast` の下で実行してください。Tensor コアを使う唯一の方法です。Ampere 以降では
+--   bf16 で autocast するか、TF32 を許可してください（行列積には
+--   `torch.set_float32_matmul_precision("high")`、畳み込みにはデフォルトでオンの
+--   `torch.backends.cudnn.allow_tf32`）。どれがこの GPU に当てはまるか、どの演算子が GEMM
+--   を起動したかは所見に示します。
 -- after: The GEMM kernels' names carry `tf32`, `bf16` or `f16` (fp16 on Volta/Turing) and an
 --   MMA shape (e.g. `16816`), and their durations drop.
 -- after_ja: GEMM カーネルの名前に `tf32`、`bf16`、`f16`（Volta/Turing では fp16）と MMA の形（例:
@@ -85,6 +92,20 @@ WITH
         )
       )
   ),
+  -- The operator that launched each kernel, by kind: a convolution (cuDNN or its im2col GEMM)
+  -- and a matrix multiply take different advice, and a name alone does not tell them apart.
+  caller AS MATERIALIZED (
+    SELECT ll.gpu_id AS id,
+      CASE
+        WHEN MAX(a.name GLOB '*conv*') THEN 'convolution'
+        WHEN MAX(a.name GLOB 'aten::*mm*' OR a.name GLOB 'aten::linear*'
+          OR a.name GLOB 'aten::matmul*' OR a.name GLOB 'aten::einsum*') THEN 'matmul'
+      END AS kind
+    FROM guide_kineto_launch_link AS ll
+    JOIN ancestor_slice(ll.launch_id) AS a
+    WHERE ll.gpu_id IN (SELECT id FROM fp32) AND a.category = 'cpu_op'
+    GROUP BY ll.gpu_id
+  ),
   total AS (
     SELECT
       (SELECT SUM(dur) FROM fp32) AS fp32_ns,
@@ -94,12 +115,24 @@ SELECT
   fp32.ts,
   fp32.dur,
   'GPU ' || fp32.device || ', stream ' || fp32.stream AS location,
-  fp32.name AS what,
+  fp32.name || IIF(c.kind IS NULL, '', ' (under a ' || c.kind || ')') AS what,
   fp32.dur AS cost_ns,
   fp32.name AS kernel,
+  COALESCE(c.kind, 'operator unknown') AS caller,
+  c.kind = 'convolution' AS convolutions,
+  c.kind = 'matmul' AS matmuls,
   100.0 * total.fp32_ns / total.kernel_ns AS gemm_pct,
-  gpu.name AS gpu_name
-FROM fp32, total, gpu
+  gpu.name AS gpu_name,
+  -- Volta and Turing (compute capability 7.x) have no TF32: fp16 is their only way onto the
+  -- tensor cores. Code and option names only, the same in every language.
+  IIF(gpu.compute_major < 8,
+    'torch.autocast with dtype=torch.float16 (compute capability ' || gpu.compute_major
+      || '.x: no TF32)',
+    'torch.autocast with dtype=torch.bfloat16, or TF32') AS advice
+FROM fp32
+CROSS JOIN total
+CROSS JOIN gpu
+LEFT JOIN caller AS c ON c.id = fp32.id
 WHERE total.kernel_ns > 0 AND 100.0 * total.fp32_ns / total.kernel_ns >= {{gemm_pct_min}}
   AND total.fp32_ns >= {{gemm_ns_min}}
 ORDER BY fp32.dur DESC, ts, location

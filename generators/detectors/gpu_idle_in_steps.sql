@@ -53,7 +53,7 @@ INCLUDE PERFETTO MODULE guide.windows;
 
 WITH
   loop AS MATERIALIZED (
-    SELECT * FROM guide_windows_loop
+    SELECT * FROM guide_windows_real_loop
     WHERE window_id NOT IN (SELECT window_id FROM guide_windows_cold_step)
   ),
   loop_total AS (SELECT SUM(dur) AS loop_ns FROM loop),

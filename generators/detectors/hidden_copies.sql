@@ -51,7 +51,7 @@ WITH
     JOIN guide_kineto_gpu_activity AS g ON g.id = ll.gpu_id
     JOIN slice AS r ON r.id = ll.launch_id
     JOIN slice AS c ON c.id = r.parent_id
-    CROSS JOIN guide_windows_loop AS w ON c.ts >= w.ts AND c.ts < w.ts + w.dur
+    CROSS JOIN guide_windows_real_loop AS w ON c.ts >= w.ts AND c.ts < w.ts + w.dur
     WHERE c.name = 'aten::copy_' AND c.category = 'cpu_op'
       AND ((g.category = 'gpu_memcpy' AND g.name GLOB '*DtoD*') OR g.category = 'kernel')
   ),

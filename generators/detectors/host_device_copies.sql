@@ -48,14 +48,14 @@ INCLUDE PERFETTO MODULE guide.windows;
 INCLUDE PERFETTO MODULE guide.kineto;
 
 WITH
-  loop AS (SELECT SUM(dur) AS loop_ns FROM guide_windows_loop),
+  loop AS (SELECT SUM(dur) AS loop_ns FROM guide_windows_real_loop),
   copy AS (
     SELECT g.*
     FROM guide_kineto_gpu_activity AS g
     WHERE g.category = 'gpu_memcpy'
       AND (g.name GLOB '*HtoD*' OR g.name GLOB '*DtoH*')
       AND EXISTS (
-        SELECT 1 FROM guide_windows_loop AS w WHERE g.ts >= w.ts AND g.ts < w.ts + w.dur
+        SELECT 1 FROM guide_windows_real_loop AS w WHERE g.ts >= w.ts AND g.ts < w.ts + w.dur
       )
   ),
   total AS (

@@ -55,7 +55,7 @@ INCLUDE PERFETTO MODULE guide.windows;
 WITH
   -- The loop's windows, less a cold first step (one-time work).
   loop AS MATERIALIZED (
-    SELECT * FROM guide_windows_loop
+    SELECT * FROM guide_windows_real_loop
     WHERE window_id NOT IN (SELECT window_id FROM guide_windows_cold_step)
   ),
   -- CUPTI's buffer requests stall the launch they happen in: not the code's cost.

@@ -33,15 +33,19 @@
 -- false-positives: A model with very few parameters, where the loop is short anyway; an
 --   optimizer without foreach or fused versions. A fused or foreach optimizer is recognised by
 --   its operators (`aten::_foreach_*`, `aten::_fused_*`, or any operator named fused, foreach or
---   multi_tensor) and by its kernels (`multi_tensor_apply_kernel`, as apex and DeepSpeed's
+--   multi_tensor), by its label (`Optimizer.step#FusedAdam.step`: a name with Fused, Foreach
+--   or multi_tensor) and by its kernels (`multi_tensor_apply_kernel`, as apex and DeepSpeed's
 --   FusedAdam launch): the per-parameter `aten::add_` beside them are step counters, not the
---   update. Without launch flows only the names of its operators can tell.
+--   update. Where shapes are recorded, an `aten::add_` on a 0-dim integer tensor (a step
+--   counter) is not counted. Without launch flows only the names can tell.
 -- false-positives_ja: パラメータがごく少なく、どのみちループが短いモデル。foreach 版や fused
 --   版を持たないオプティマイザ。
 --   fused や foreach のオプティマイザは、その演算子（`aten::_foreach_*`、`aten::_fused_*`、または名前に
 --   fused、foreach、multi_tensor を含む演算子）とカーネル（apex や DeepSpeed の FusedAdam が起動する
---   `multi_tensor_apply_kernel`）で見分けます。そばにあるパラメータごとの `aten::add_` はステップの
---   カウンタで、更新そのものではありません。起動のフローがないトレースでは演算子の名前だけが頼りです。
+--   `multi_tensor_apply_kernel`）、そしてラベル（`Optimizer.step#FusedAdam.step` のように名前に Fused、
+--   Foreach、multi_tensor を含むもの）で見分けます。そばにあるパラメータごとの `aten::add_` はステップの
+--   カウンタで、更新そのものではありません。形状が記録されていれば、0 次元の整数テンソルへの
+--   `aten::add_`（ステップのカウンタ）は数えません。起動のフローがないトレースでは名前だけが頼りです。
 INCLUDE PERFETTO MODULE guide.windows;
 INCLUDE PERFETTO MODULE guide.kineto;
 
@@ -50,9 +54,20 @@ WITH
     SELECT s.id, s.ts, s.dur, s.name, s.track_id
     FROM slice AS s
     WHERE s.name GLOB 'Optimizer.step#*' AND s.category IS NOT 'gpu_user_annotation'
+      -- The label names the optimizer's class: FusedAdam, a Foreach or multi_tensor variant
+      -- (apex, DeepSpeed, Megatron) is batched whatever its operators are called.
+      AND NOT (LOWER(s.name) GLOB '*fused*' OR LOWER(s.name) GLOB '*foreach*'
+        OR LOWER(s.name) GLOB '*multi_tensor*')
   ),
   inside AS (
-    SELECT o.id, COUNT(*) AS operators,
+    SELECT o.id,
+      -- A step counter is an in-place add on a 0-dim integer tensor (Input Dims [[],...] and
+      -- Input type long): one per parameter beside a fused update, not the update itself.
+      SUM(NOT (
+        d.name = 'aten::add_'
+        AND extract_arg(d.arg_set_id, 'args.Input type[0]') IN ('long', 'long int', 'int')
+        AND extract_arg(d.arg_set_id, 'args.Input Dims[0][0]') IS NULL
+      )) AS operators,
       SUM(
         d.name GLOB 'aten::_foreach_*' OR d.name GLOB 'aten::_fused_*'
         OR LOWER(d.name) GLOB '*fused*' OR LOWER(d.name) GLOB '*foreach*'

@@ -47,7 +47,7 @@ INCLUDE PERFETTO MODULE guide.kineto;
 WITH
   -- The profiled steps, less a cold first step (one-time work, not overhead).
   step AS (
-    SELECT window_id, step, ts, dur, location FROM guide_windows_loop
+    SELECT window_id, step, ts, dur, location FROM guide_windows_real_loop
     WHERE step IS NOT NULL
       AND window_id NOT IN (SELECT window_id FROM guide_windows_cold_step)
   ),

@@ -2,9 +2,6 @@
 -- title: The profiler's own marks in the trace
 -- title_ja: トレースに残るプロファイラ自身の痕跡
 -- severity: info
--- param: cold_x_min = 2  The first profiled step is called cold when it is at least this many times as wide as the median of the others.
--- param_ja: cold_x_min  最初にプロファイルされたステップの幅が、
---   ほかのステップの中央値のこの倍数以上のとき、そのステップをコールドとみなします。
 -- guide: part-1/02-cpu-and-gpu-lanes.md#the-profilers-own-start-up
 -- breakdown: kind
 -- seen: Marks in this trace that come from the profiler rather than from the code's steady
@@ -42,17 +39,7 @@
 INCLUDE PERFETTO MODULE guide.windows;
 
 WITH
-  step AS MATERIALIZED (
-    SELECT window_id, step, ts, dur, location,
-      ROW_NUMBER() OVER (ORDER BY ts) AS n, COUNT(*) OVER () AS steps
-    FROM guide_windows_loop WHERE step IS NOT NULL
-  ),
-  later AS (SELECT dur, ROW_NUMBER() OVER (ORDER BY dur) AS k FROM step WHERE n > 1),
-  median AS (
-    SELECT dur AS median_ns FROM later
-    WHERE k = (SELECT (COUNT(*) + 1) / 2 FROM later)
-  ),
-  last_step AS (SELECT MAX(ts + dur) AS end_ts FROM step),
+  last_step AS (SELECT MAX(ts + dur) AS end_ts FROM guide_windows_loop WHERE step IS NOT NULL),
   marks AS (
     SELECT s.ts, s.dur, 'thread ' || COALESCE(t.tid, '?') AS location,
       s.name AS what, 'CUPTI buffer request' AS kind
@@ -69,12 +56,13 @@ WITH
     WHERE s.name GLOB '*DeviceSynchronize' AND s.depth = 0
       AND s.ts >= (SELECT end_ts FROM last_step)
     UNION ALL
-    SELECT step.ts, step.dur, step.location,
-      'ProfilerStep#' || step.step || ': ' || printf('%.1f', 1.0 * step.dur / median.median_ns)
+    -- The one definition of a cold first step (guide.windows), the trust gate's too.
+    SELECT w.ts, w.dur, w.location,
+      'ProfilerStep#' || c.step || ': ' || printf('%.1f', 1.0 * c.dur / c.warm_median_ns)
         || '× the median of the later steps',
       'cold first step'
-    FROM step, median
-    WHERE step.n = 1 AND step.steps >= 3 AND step.dur >= {{cold_x_min}} * median.median_ns
+    FROM guide_windows_cold_step AS c
+    JOIN guide_windows_loop AS w USING (window_id)
   )
 -- The closing synchronisation's time is the code's GPU work still running, not a profiler cost.
 SELECT ts, dur, location, what, IIF(kind = 'closing synchronisation', 0, dur) AS cost_ns, kind

@@ -46,7 +46,7 @@ WITH
     SELECT r.id, r.name, r.ts, r.dur, w.step, s.thread_name, s.tid
     FROM guide_kineto_sync_call AS r
     JOIN guide_kineto_slice AS s USING (id)
-    CROSS JOIN guide_windows_loop AS w ON r.ts >= w.ts AND r.ts < w.ts + w.dur
+    CROSS JOIN guide_windows_real_loop AS w ON r.ts >= w.ts AND r.ts < w.ts + w.dur
     WHERE EXISTS (SELECT 1 FROM guide_kineto_gpu_activity)
   ),
   waited AS (SELECT * FROM guide_windows_gpu_busy!((SELECT id AS window_id, ts, dur FROM sync))),
@@ -71,5 +71,5 @@ FROM sync
 JOIN caller USING (id)
 LEFT JOIN waited ON waited.window_id = sync.id
 -- Below the floor the CPU lost too little to act on, whatever the count.
-WHERE (SELECT SUM(dur) FROM sync) >= {{blocked_ns_min}} * (SELECT COUNT(*) FROM guide_windows_loop)
+WHERE (SELECT SUM(dur) FROM sync) >= {{blocked_ns_min}} * (SELECT COUNT(*) FROM guide_windows_real_loop)
 ORDER BY sync.dur DESC, ts, location

@@ -83,8 +83,20 @@ def evidence_queries(detectors: list[Detector], lang: str = "en") -> list[dict[s
 
 def _severity_sql(d: Detector) -> str:
     """A detector's severity in the summary: a finding about the step loop is information on a
-    trace without step markers, as in the command line's report."""
-    if d.scope != "loop" or d.severity == "info":
+    trace without step markers, and a per-step check's on a trace of one real step, as in the
+    command line's report."""
+    if d.severity == "info":
+        return _sql_text(d.severity)
+    if d.per_step:
+        return (
+            "IIF((SELECT COUNT(*) FROM guide_windows_real_loop WHERE step IS NOT NULL) = 1, "
+            f"'info', {_severity_loop_sql(d)})"
+        )
+    return _severity_loop_sql(d)
+
+
+def _severity_loop_sql(d: Detector) -> str:
+    if d.scope != "loop":
         return _sql_text(d.severity)
     return (
         "IIF(EXISTS (SELECT 1 FROM guide_windows_loop WHERE step IS NOT NULL), "
@@ -203,7 +215,8 @@ def trust_query(detectors: list[Detector], lang: str = "en") -> str:
                 "プロファイルされたステップは {steps} 個だけです。コールド"
                 "な最初のステップと遅いステップの区別がつきません。",
             ),
-            ids("steps"),
+            # The checks that read the loop step by step (they use the cold-step table).
+            _sql_text(", ".join(d.id for d in detectors if d.per_step and d.severity != "info")),
         ),
         (
             "EXISTS (SELECT 1 FROM guide_windows_cold_step)",
@@ -250,7 +263,7 @@ def trust_query(detectors: list[Detector], lang: str = "en") -> str:
   ),
   gpu AS (SELECT COUNT(*) AS n FROM guide_kineto_gpu_activity),
   mtia AS (SELECT COUNT(*) AS n FROM slice WHERE category GLOB 'mtia*'),
-  steps AS (SELECT COUNT(*) AS n FROM guide_windows_loop WHERE step IS NOT NULL),
+  steps AS (SELECT COUNT(*) AS n FROM guide_windows_real_loop WHERE step IS NOT NULL),
   python AS (SELECT COUNT(*) AS n FROM slice WHERE category = 'python_function'),
   capture AS (
     SELECT COUNT(*) AS n FROM guide_kineto_runtime_call

@@ -156,6 +156,12 @@ class Detector:
         return self.id
 
     @property
+    def per_step(self) -> bool:
+        """Whether the check reads the loop step by step: it leaves a cold first step out, so
+        it needs warm steps to compare (the steps the trust gate counts)."""
+        return "guide_windows_cold_step" in self.body
+
+    @property
     def guide_page(self) -> str:
         return self.guide.partition("#")[0]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from generators.doctor.detectors import EVIDENCE_COLUMNS, SEVERITIES, Detector, render_template
-from generators.doctor.trust import DroppedEvents, dropped_events, recovered_steps_sql
+from generators.doctor.trust import DroppedEvents, dropped_events, recovered_steps_sql, world_size
 from generators.tp import DROP_STAT, rows_of
 from generators.units import format_duration_ns, format_value
 
@@ -27,6 +27,13 @@ NO_LOOP_DEMOTION = (
     "ウォームアップ）かもしれません。",
 )
 #: Why a finding that the launched kernels could overturn is information without them.
+ONE_STEP_DEMOTION = (
+    "Shown as information: the trace holds one real profiled step, so nothing tells a cold "
+    "step (start-up, warm-up) from the loop's steady state.",
+    "情報として示します。トレースにはプロファイルされた実際のステップが 1 つしかないため、"
+    "コールドなステップ（起動、ウォームアップ）とループの定常状態を区別できません。",
+)
+
 NO_KERNELS_DEMOTION = (
     "Shown as information: the trace does not tie launches to kernels, and the kernels are what "
     "would show a fused or foreach implementation behind these operators.",
@@ -149,7 +156,10 @@ SELECT
   (SELECT COUNT(*) FROM slice WHERE category = 'cpu_op') AS cpu_ops,
   (SELECT COUNT(*) FROM slice WHERE category = 'python_function') AS python_functions,
   EXISTS (SELECT 1 FROM args WHERE key GLOB 'args.Input Dims*') AS cpu_ops_with_shapes,
-  (SELECT COUNT(*) FROM guide_windows_loop WHERE step IS NOT NULL) AS steps,
+  (SELECT COUNT(*) FROM guide_windows_real_loop WHERE step IS NOT NULL) AS steps,
+  (SELECT COUNT(*) FROM guide_windows_stub_step) AS stub_steps,
+  (SELECT GROUP_CONCAT('ProfilerStep#' || step || ' (' || printf('%.0f', dur / 1e3) || ' µs)', ', ')
+   FROM guide_windows_stub_step) AS stub_list,
   (SELECT COUNT(*) FROM guide_trace_recovered_step) AS recovered_steps,
   (SELECT step FROM guide_windows_cold_step) AS cold_step,
   (SELECT dur FROM guide_windows_cold_step) AS cold_step_ns,
@@ -461,20 +471,62 @@ def _dropped_line(facts, dropped: DroppedEvents, detectors, relying) -> Limitati
     )
 
 
+def _one_rank_line(ranks: int, detectors) -> Limitation:
+    """A trace of one rank of several: its communication kernels wait for the others."""
+    return Limitation(
+        "one-rank",
+        f"The trace is one rank of {ranks} (distributedInfo): a communication kernel's time "
+        "includes waiting for the other ranks to arrive, so exposed communication time may be "
+        "other ranks' lateness, which this trace cannot show.",
+        text_ja=f"このトレースは {ranks} ランクのうちの 1 つです（distributedInfo）。通信カーネルの"
+        "時間にはほかのランクの到着を待つ時間も含まれるため、計算と重なっていない通信の時間は"
+        "ほかのランクの遅れかもしれません。それはこのトレースからはわかりません。",
+        weakens=tuple(d.id for d in detectors if d.id == "comm-exposed"),
+    )
+
+
+def _stub_note(facts) -> tuple[str, str]:
+    """The sentence naming the stub steps left out (none: two empty strings)."""
+    if not facts["stub_steps"]:
+        return "", ""
+    return (
+        f" Left out as stubs (no operator, or under 5 % of the median step: what the profiler's "
+        f"stop leaves): {facts['stub_list']}.",
+        f"スタブとして除外したステップ（演算子がない、またはステップの中央値の 5 % 未満。プロ"
+        f"ファイラの停止が残すもの）: {facts['stub_list']}。",
+    )
+
+
 def _steps_line(facts, detectors, relying) -> Limitation:
-    """How many steps the loop has, and whether the first ran cold."""
+    """How many real steps the loop has (stubs left out), and whether the first ran cold. The
+    checks it weakens are those that read the loop step by step (they use the cold-step
+    table)."""
     n = facts["steps"]
-    per_step = relying("steps")
+    per_step = tuple(d.id for d in detectors if d.per_step and d.severity != "info")
+    stub, stub_ja = _stub_note(facts)
+    if n == 1:
+        return Limitation(
+            "steps",
+            "One real profiled step: nothing tells a cold step (start-up, warm-up) from the "
+            "loop's steady state, so the per-step checks' findings are shown as information, "
+            "and a per-step check that finds nothing is listed as not run." + stub,
+            weakens=per_step,
+            text_ja="プロファイルされた実際のステップは 1 つだけです。コールドなステップ（起動、"
+            "ウォームアップ）とループの定常状態を区別できないため、ステップごとのチェックの所見は"
+            "情報として示し、何も見つけなかったステップごとのチェックは実行しなかったものとして"
+            "挙げます。" + stub_ja,
+        )
     if facts["cold_step"] is not None:
         cold, warm = _ms(facts["cold_step_ns"]), _ms(facts["warm_step_ns"])
         return Limitation(
             "steps",
             f"{n} profiled steps; the first (ProfilerStep#{facts['cold_step']}, {cold}) ran cold, "
             f"against a median of {warm} for the others: one-time work, which per-step checks "
-            "leave out.",
+            "leave out." + stub,
             text_ja=f"プロファイルされたステップは {n} 個です。最初のステップ"
             f"（ProfilerStep#{facts['cold_step']}、{cold}）はコールドで、ほかのステップの中央値は "
-            f"{warm} でした。一度きりの仕事なので、ステップごとのチェックはこれを除きます。",
+            f"{warm} でした。一度きりの仕事なので、ステップごとのチェックはこれを除きます。"
+            + stub_ja,
             weakens=per_step if n < 3 else (),
             level="caution" if n < 3 else "info",
         )
@@ -483,17 +535,17 @@ def _steps_line(facts, detectors, relying) -> Limitation:
             "steps",
             f"Only {n} profiled step{'s' if n != 1 else ''}: with fewer than three, a cold "
             "first step (start-up, warm-up) cannot be told from a slow one, and every step may "
-            "carry one-time work.",
+            "carry one-time work." + stub,
             text_ja=f"プロファイルされたステップは {n} 個だけです。3 個未満では、コールドな最初の"
             "ステップ（起動、ウォームアップ）と遅いステップの区別がつかず、どのステップにも一度"
-            "きりの仕事が含まれているかもしれません。",
+            "きりの仕事が含まれているかもしれません。" + stub_ja,
             weakens=per_step,
         )
     return Limitation(
         "steps",
-        f"{n} profiled steps; the first is not markedly slower than the others.",
+        f"{n} profiled steps; the first is not markedly slower than the others." + stub,
         text_ja=f"プロファイルされたステップは {n} 個です。最初のステップがほかより目立って"
-        "遅いことはありません。",
+        "遅いことはありません。" + stub_ja,
         level="info",
     )
 
@@ -527,6 +579,9 @@ def examine(
     facts = dict(zip(cols, rows[0], strict=True)) | {"dropped": drop_rows[0][0]}
     _, stats = rows_of(tp, _STATS_SQL)
     limitations, missing = _limitations(facts, stats, detectors, dropped)
+    ranks = world_size(path)
+    if ranks and ranks > 1:
+        limitations.append(_one_rank_line(ranks, detectors))
     device, device_ja = device_label(facts)
     report = Report(
         path,
@@ -554,8 +609,11 @@ def examine(
         if missing_cols:
             report.failed.append((det, f"the query returns no {', '.join(missing_cols)} column"))
             continue
+        # Information-only checks (the profiler's own marks) look at more than the steps.
+        one_step = det.per_step and det.severity != "info" and facts["steps"] == 1
         if not values:
-            report.silent.append(det)
+            # One real step: finding nothing there proves nothing about the loop.
+            (report.skipped if one_step else report.silent).append(det)
             continue
         evidence = [dict(zip(names, v, strict=True)) for v in values]
         params = {p.name: p.value for p in det.params} | (overrides or {}).get(det.id, {})
@@ -564,6 +622,8 @@ def examine(
         demoted = None
         if det.scope == "loop" and not facts["steps"] and det.severity != "info":
             demoted = NO_LOOP_DEMOTION
+        elif one_step and det.severity != "info":
+            demoted = ONE_STEP_DEMOTION
         elif (
             "flows" in det.relies
             and "flows" in missing

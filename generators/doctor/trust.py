@@ -117,6 +117,27 @@ def dropped_events(
     return out
 
 
+#: Kineto writes ``distributedInfo`` in the document's opening, before ``traceEvents``: reading
+#: that much is enough, whatever the file's size.
+_HEAD_BYTES = 1 << 16
+_WORLD_SIZE = re.compile(rb'"distributedInfo": ?\{[^{}]{0,1000}?"world_size": ?([0-9]{1,9})')
+
+
+def world_size(path: Path) -> int | None:
+    """The ``distributedInfo`` world size the trace's opening states (None: none stated, or the
+    file cannot be read)."""
+    try:
+        with Path(path).open("rb") as f:
+            magic = f.read(2)
+        opener = gzip.open if magic == trace_json.GZIP_MAGIC else open
+        with opener(path, "rb") as f:
+            head = f.read(_HEAD_BYTES)
+    except (OSError, EOFError, zlib.error, gzip.BadGzipFile):
+        return None
+    m = _WORLD_SIZE.search(head)
+    return int(m.group(1)) if m else None
+
+
 def recovered_steps_sql(steps: list[RecoveredStep]) -> str:
     """The SQL that creates the recovered-step table with ``steps`` in it (run before any
     module is included). Every value is a number or a quoted literal."""

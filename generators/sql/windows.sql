@@ -258,10 +258,54 @@ LEFT JOIN guide_kineto_launch_link AS ll ON ll.gpu_id = c.next_gpu_id
 LEFT JOIN slice AS l ON l.id = ll.launch_id
 WHERE c.dur > 0;
 
--- The first step of the loop when it ran cold: at least three times as long as the median of the
--- steps after it (one-time work: CUDA context and library start-up, lazy module loading, cuDNN's
--- algorithm search, the caching allocator's first requests). One row or none; none with fewer
--- than two steps, where nothing tells a cold step from a slow one. Per-step checks leave it out.
+-- The stub steps of the loop: a `ProfilerStep#N` that ran no operator (the stub the profiler's
+-- stop leaves after the last `prof.step()`), or one under 5 % of the (upper) median step. Not
+-- steps of the loop: the step count, the median and per-step averages leave them out. The
+-- no-operator rule applies only where the trace records operators at all.
+CREATE PERFETTO TABLE guide_windows_stub_step(
+  -- Loop window of the stub (guide_windows_loop.window_id).
+  window_id JOINID(slice.id),
+  -- Step number N.
+  step LONG,
+  -- Width of the stub (ns).
+  dur DURATION
+) AS
+WITH
+  steps AS (SELECT window_id, step, ts, dur FROM guide_windows_loop WHERE step IS NOT NULL),
+  ranked AS (SELECT dur, ROW_NUMBER() OVER (ORDER BY dur) AS k, COUNT(*) OVER () AS m FROM steps),
+  median AS (SELECT dur AS median_ns FROM ranked WHERE k = m / 2 + 1),
+  has_ops AS (SELECT EXISTS (SELECT 1 FROM slice WHERE category = 'cpu_op') AS yes)
+SELECT s.window_id, s.step, s.dur
+FROM steps AS s, median, has_ops
+WHERE s.dur < 0.05 * median.median_ns
+  OR (has_ops.yes AND NOT EXISTS (
+    SELECT 1 FROM slice AS o
+    WHERE o.category = 'cpu_op' AND o.ts >= s.ts AND o.ts < s.ts + s.dur
+  ));
+
+-- The windows of the step loop less its stub steps (guide_windows_stub_step): the loop the
+-- doctor's checks count, average and take medians over.
+CREATE PERFETTO VIEW guide_windows_real_loop(
+  -- Window id (guide_windows_loop.window_id).
+  window_id JOINID(slice.id),
+  -- Step number N, or NULL for the one window of a trace without steps.
+  step LONG,
+  -- Start of the window (ns).
+  ts TIMESTAMP,
+  -- Width of the window (ns).
+  dur DURATION,
+  -- Where the window is.
+  location STRING
+) AS
+SELECT window_id, step, ts, dur, location FROM guide_windows_loop
+WHERE window_id NOT IN (SELECT window_id FROM guide_windows_stub_step);
+
+-- The first real step of the loop when it ran cold: at least three times as long as the median
+-- of the real steps after it (one-time work: CUDA context and library start-up, lazy module
+-- loading, cuDNN's algorithm search, the caching allocator's first requests). The one
+-- definition of a cold step: every check reads it from here. One row or none; none with fewer
+-- than two real steps, where nothing tells a cold step from a slow one. Per-step checks leave it
+-- out.
 CREATE PERFETTO TABLE guide_windows_cold_step(
   -- Loop window of the cold step (guide_windows_loop.window_id).
   window_id JOINID(slice.id),
@@ -275,7 +319,7 @@ CREATE PERFETTO TABLE guide_windows_cold_step(
 WITH
   ordered AS (
     SELECT window_id, step, dur, ROW_NUMBER() OVER (ORDER BY ts) AS n
-    FROM guide_windows_loop
+    FROM guide_windows_real_loop
     WHERE step IS NOT NULL
   ),
   rest AS (
