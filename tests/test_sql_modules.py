@@ -122,6 +122,13 @@ def _id_type_error(name: str, typ: str, what: str) -> str | None:
     return f"{what} {name} is an id: type it {allowed}, not {typ}"
 
 
+#: Plain tables a module creates empty when its caller has not filled them first (``CREATE TABLE IF
+#: NOT EXISTS``): the step markers the doctor recovers from a trace file, which the importer
+#: dropped (generators/doctor/trust.py, read by guide.windows).
+INPUT_TABLES = frozenset({"guide_trace_recovered_step"})
+_INPUT_TABLE = re.compile(r"CREATE\s+TABLE\s+IF\s+NOT\s+EXISTS\s+(\w+)\s*\(", re.IGNORECASE)
+
+
 def check_module(text: str, stem: str, known_modules: set[str] | None = None) -> list[str]:
     """Every way ``text``, the module ``guide.<stem>``, breaks the package's rules."""
     errors: list[str] = []
@@ -152,6 +159,17 @@ def check_module(text: str, stem: str, known_modules: set[str] | None = None) ->
             above = text[:stmt_start].rstrip("\n").splitlines()
             if not above or not above[-1].lstrip().startswith("--"):
                 errors.append(f"{where}: no comment right above it")
+            continue
+        input_table = _INPUT_TABLE.match(code)
+        if input_table:
+            # A plain table a caller may fill before including the module (a PerfettoSQL table
+            # cannot be written to): only the names listed, each with a comment above it.
+            name = input_table.group(1)
+            above = text[:stmt_start].rstrip("\n").splitlines()
+            if name not in INPUT_TABLES:
+                errors.append(f"line {line}: {name} is no input table listed in INPUT_TABLES")
+            elif not above or not above[-1].lstrip().startswith("--"):
+                errors.append(f"line {line}: input table {name}: no comment right above it")
             continue
         create = _CREATE.match(code)
         if not create:
