@@ -362,14 +362,15 @@ CREATE PERFETTO TABLE guide_train_phase_cost(
   cpu_ops LONG,
   -- Operators the phase's own code called (level 1).
   top_ops LONG,
-  -- Kernels it launched (NULL on a trace without GPU activity, here and in the next two).
+  -- Kernels it launched (NULL on a trace without GPU activity, or whose GPU activity cannot be
+  -- tied to any launch: here and in the next three).
   kernels LONG,
   -- Memory copies it launched.
   copies LONG,
   -- Memory sets it launched.
   memsets LONG,
   -- GPU time of the work it launched, a union of intervals (guide_windows_union), whenever it
-  -- ran (ns); NULL on a trace without GPU activity.
+  -- ran (ns).
   gpu_ns DURATION
 ) AS
 WITH
@@ -405,7 +406,9 @@ SELECT
   IIF(traced.yes, COALESCE(gpu.memsets, 0), NULL) AS memsets,
   IIF(traced.yes, COALESCE(busy.busy_ns, 0), NULL) AS gpu_ns
 FROM guide_train_phase AS p
-CROSS JOIN (SELECT EXISTS (SELECT 1 FROM guide_kineto_gpu_activity) AS yes) AS traced
+-- GPU work is counted only where it can be tied to its launch: on a trace with GPU activity but
+-- no link at all (no flows, no correlation ids), 0 kernels would be a claim; NULL says unknown.
+CROSS JOIN (SELECT EXISTS (SELECT 1 FROM guide_kineto_launch_link) AS yes) AS traced
 LEFT JOIN ops ON ops.phase_id = p.id
 LEFT JOIN gpu ON gpu.phase_id = p.id
 LEFT JOIN busy ON busy.group_id = p.id;
