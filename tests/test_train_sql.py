@@ -21,7 +21,7 @@ import pytest
 
 from generators.trace_json import find_partial_overlaps, load_events, perfetto_ns
 from tests.claims import ARTIFACTS, REPO
-from tests.reference_traces import FOREIGN_TRAINING, GPU_UNLISTED, MI250_TOY, V100
+from tests.reference_traces import A100_CPU_SIDE, FOREIGN_TRAINING, GPU_UNLISTED, MI250_TOY, V100
 from tests.sql_rows import query_rows, trace_rows
 
 # Tests that read the same traces run in one worker process of `make test`, which imports each
@@ -361,6 +361,44 @@ def test_derived_phases_agree_with_the_loops_own_labels(path: Path) -> None:
         else:
             assert p["ts"] <= p["label_ts"]
             assert p["label_ts"] + p["label_dur"] <= p["ts"] + p["dur"]
+
+
+def test_without_flows_the_correlation_ids_link_launches_to_kernels() -> None:
+    """This trace has no ac2g flows, but every kernel, copy and memset carries the correlation id
+    of the launch that started it: each is linked to its launch, so the phases' GPU columns are
+    counts, not NULL and not 0."""
+    (r,) = trace_rows(
+        GPU_UNLISTED,
+        INCLUDE + "SELECT (SELECT COUNT(*) FROM flow) AS flows, "
+        "(SELECT COUNT(*) FROM guide_kineto_gpu_activity) AS activities, "
+        "(SELECT COUNT(DISTINCT gpu_id) FROM guide_kineto_launch_link) AS linked, "
+        "(SELECT COUNT(*) FROM guide_kineto_launch_link AS l "
+        "JOIN slice AS a ON a.id = l.launch_id JOIN slice AS g ON g.id = l.gpu_id "
+        "WHERE EXTRACT_ARG(a.arg_set_id, 'args.correlation') "
+        "!= EXTRACT_ARG(g.arg_set_id, 'args.correlation')) AS mismatched",
+    )
+    assert r["flows"] == 0 and r["mismatched"] == 0
+    assert r["linked"] == r["activities"] > 1000
+    rows, _ = _foreign(GPU_UNLISTED)
+    for phase in ("forward", "backward", "optimizer"):
+        assert rows[phase]["kernels"] > 0 and rows[phase]["gpu_ns"] > 0, phase
+
+
+def test_a_split_the_rules_cannot_make_is_flagged() -> None:
+    """The known failing case: this CPU-side capture recorded only two evaluate_function slices
+    (AccumulateGrad, at the step's end), so the derived backward is a sliver with no operator and
+    the derived forward swallows the loop's own ``## backward ##``. The numbers are wrong, and
+    train_phases says so in a last row; the three good loops get no such row."""
+    rows = query_rows(A100_CPU_SIDE, "train_phases")
+    assert [r["phase"] for r in rows[:-1]] == [*ALWAYS_ROWS, "rest of the step"]
+    assert rows[-1]["phase"] == (
+        "WARNING: forward/backward split unreliable in 1 of 1 steps "
+        "(no operator in the derived backward)"
+    )
+    assert all(v is None for k, v in rows[-1].items() if k != "phase")
+    for path in FOREIGN_TRAINING:
+        rows_good, _ = _foreign(path)
+        assert not any(str(p).startswith("WARNING") for p in rows_good), path.name
 
 
 def test_a_gpu_copy_of_the_step_is_not_a_step() -> None:

@@ -69,8 +69,24 @@ WITH
       NULL AS copies,
       NULL AS gpu_ns
   ),
+  -- A last row, only where the derived split cannot be trusted (guide_train_step_warning):
+  -- which steps, and why. The numbers above stay as found; this row says not to believe them.
+  warned AS (
+    SELECT
+      'WARNING: forward/backward split unreliable in ' || COUNT(DISTINCT step) || ' of '
+        || (SELECT n FROM steps) || ' steps (' || GROUP_CONCAT(DISTINCT warning) || ')' AS phase,
+      NULL AS calls,
+      NULL AS cpu_ns,
+      NULL AS cpu_ops,
+      NULL AS kernels,
+      NULL AS copies,
+      NULL AS gpu_ns
+    FROM guide_train_step_warning
+    HAVING COUNT(*) > 0
+  ),
   all_rows AS (
     SELECT * FROM phased UNION ALL SELECT * FROM missing UNION ALL SELECT * FROM rest
+    UNION ALL SELECT * FROM warned
   )
 SELECT
   a.phase,
@@ -83,4 +99,4 @@ SELECT
   CAST(a.gpu_ns / steps.n AS INT) AS gpu_ns,
   ROUND(100.0 * a.gpu_ns / (SELECT SUM(gpu_ns) FROM phased), 1) AS gpu_pct
 FROM all_rows AS a, steps
-ORDER BY guide_train_phase_order(a.phase);
+ORDER BY guide_train_phase_order(a.phase), a.phase GLOB 'WARNING:*';

@@ -135,6 +135,11 @@ FROM guide_kineto_slice
 WHERE name GLOB 'ProfilerStep#*';
 
 -- CPU launch -> GPU activity links, from the trace's `ac2g` flow events, checked by correlation id.
+-- A trace with no launch flows at all (some exporters drop them) can still carry the CUPTI
+-- correlation id on both ends: there, and only there, a launch and the GPU activity are linked
+-- when they share an id that no other launch and no other activity carries (the GPU's events sit
+-- under the device's pid, not the process's, so the pid cannot be part of the key; unique ids
+-- keep two processes' counters from being crossed).
 CREATE PERFETTO TABLE guide_kineto_launch_link(
   -- Slice id of the runtime or driver call.
   launch_id JOINID(slice.id),
@@ -161,7 +166,42 @@ WHERE r.category IN ('cuda_runtime', 'cuda_driver')
   AND COALESCE(
     EXTRACT_ARG(r.arg_set_id, 'args.correlation') = EXTRACT_ARG(g.arg_set_id, 'args.correlation'),
     TRUE
-  );
+  )
+UNION ALL
+SELECT r.id AS launch_id, g.id AS gpu_id, g.ts - r.ts AS launch_to_start_ns
+FROM (
+  SELECT correlation, MIN(id) AS id
+  FROM (
+    SELECT s.id, EXTRACT_ARG(s.arg_set_id, 'args.correlation') AS correlation
+    FROM slice AS s
+    WHERE s.category IN ('cuda_runtime', 'cuda_driver')
+      AND s.track_id IN (SELECT id FROM thread_track)
+  )
+  WHERE correlation IS NOT NULL
+  GROUP BY correlation
+  HAVING COUNT(*) = 1
+) AS lc
+JOIN (
+  SELECT correlation, MIN(id) AS id
+  FROM (
+    SELECT s.id, EXTRACT_ARG(s.arg_set_id, 'args.correlation') AS correlation
+    FROM slice AS s
+    WHERE s.category IN ('kernel', 'gpu_memcpy', 'gpu_memset')
+      AND s.track_id IN (SELECT id FROM thread_track)
+  )
+  WHERE correlation IS NOT NULL
+  GROUP BY correlation
+  HAVING COUNT(*) = 1
+) AS gc USING (correlation)
+JOIN slice AS r ON r.id = lc.id
+JOIN slice AS g ON g.id = gc.id
+-- Only on a trace with no launch flow at all: elsewhere the flows are the links (a constant
+-- condition, tested once before any row is read).
+WHERE NOT EXISTS (
+  SELECT 1 FROM flow AS f
+  JOIN slice AS o ON o.id = f.slice_out
+  WHERE o.category IN ('cuda_runtime', 'cuda_driver')
+);
 
 -- Links looked up by their GPU end: from a kernel to the call that launched it (the GPU's gaps).
 CREATE PERFETTO INDEX guide_kineto_launch_link_gpu_idx ON guide_kineto_launch_link(gpu_id);

@@ -362,14 +362,15 @@ CREATE PERFETTO TABLE guide_train_phase_cost(
   cpu_ops LONG,
   -- Operators the phase's own code called (level 1).
   top_ops LONG,
-  -- Kernels it launched (NULL on a trace without GPU activity, here and in the next two).
+  -- Kernels it launched (NULL on a trace without GPU activity, or whose GPU activity cannot be
+  -- tied to any launch: here and in the next three).
   kernels LONG,
   -- Memory copies it launched.
   copies LONG,
   -- Memory sets it launched.
   memsets LONG,
   -- GPU time of the work it launched, a union of intervals (guide_windows_union), whenever it
-  -- ran (ns); NULL on a trace without GPU activity.
+  -- ran (ns).
   gpu_ns DURATION
 ) AS
 WITH
@@ -405,7 +406,9 @@ SELECT
   IIF(traced.yes, COALESCE(gpu.memsets, 0), NULL) AS memsets,
   IIF(traced.yes, COALESCE(busy.busy_ns, 0), NULL) AS gpu_ns
 FROM guide_train_phase AS p
-CROSS JOIN (SELECT EXISTS (SELECT 1 FROM guide_kineto_gpu_activity) AS yes) AS traced
+-- GPU work is counted only where it can be tied to its launch: on a trace with GPU activity but
+-- no link at all (no flows, no correlation ids), 0 kernels would be a claim; NULL says unknown.
+CROSS JOIN (SELECT EXISTS (SELECT 1 FROM guide_kineto_launch_link) AS yes) AS traced
 LEFT JOIN ops ON ops.phase_id = p.id
 LEFT JOIN gpu ON gpu.phase_id = p.id
 LEFT JOIN busy ON busy.group_id = p.id;
@@ -555,3 +558,63 @@ FROM walk AS w
 JOIN numbered AS n ON n.id = w.id
 WHERE w.kept
 ORDER BY n.ts, n.id;
+
+-- The steps whose derived split cannot be trusted, with why. The rules that find the forward and
+-- the backward without labels read the autograd engine's `evaluate_function` slices; where those
+-- are missing (a trace that recorded only some of them), or where one step holds several
+-- backward passes (gradient accumulation, a pipeline schedule), the derived backward is not the
+-- step's backward, and nothing else in the numbers says so. Three signs, each per step:
+--
+-- * 'no operator in the derived backward': the engine's nodes were found but ran no operator;
+-- * 'operators on the step's thread inside the derived backward': on a trace with GPU work the
+--   engine runs the backward on a thread of its own, and the step's thread only waits in it;
+-- * 'far fewer engine nodes than fwdbwd links': fewer than half as many evaluate_function
+--   slices as `fwdbwd` links end in the step (each link ends at a node the engine ran).
+CREATE PERFETTO TABLE guide_train_step_warning(
+  -- Profiler step.
+  step LONG,
+  -- Why its split is unreliable.
+  warning STRING
+) AS
+WITH
+  derived AS (
+    SELECT p.id, p.step, p.ts, p.dur, p.track_id, c.cpu_ops
+    FROM guide_train_phase AS p
+    JOIN guide_train_phase_cost AS c USING (id)
+    WHERE p.found_by = 'autograd engine'
+  ),
+  on_step_thread AS (
+    SELECT o.phase_id, SUM(o.is_operator) AS n
+    FROM guide_train_phase_op AS o
+    WHERE o.thread_role = 'step'
+    GROUP BY o.phase_id
+  ),
+  nodes AS (
+    SELECT st.step, COUNT(*) AS n
+    FROM guide_train_step AS st
+    JOIN guide_kineto_slice AS s ON s.ts >= st.ts AND s.ts < st.ts + st.dur
+    WHERE s.name GLOB 'autograd::engine::evaluate_function: *'
+      AND s.track_id IN (SELECT track_id FROM guide_train_thread)
+    GROUP BY st.step
+  ),
+  links AS (
+    SELECT st.step, COUNT(*) AS n
+    FROM guide_train_step AS st
+    JOIN guide_train_fwdbwd AS f ON f.backward_ts >= st.ts AND f.backward_ts < st.ts + st.dur
+    GROUP BY st.step
+  ),
+  signs AS (
+    SELECT step, 'no operator in the derived backward' AS warning
+    FROM derived WHERE cpu_ops = 0
+    UNION ALL
+    SELECT d.step, 'operators on the step''s thread inside the derived backward'
+    FROM derived AS d
+    JOIN on_step_thread AS o ON o.phase_id = d.id
+    WHERE o.n > 0 AND EXISTS (SELECT 1 FROM guide_kineto_gpu_activity)
+    UNION ALL
+    SELECT l.step, 'far fewer engine nodes than fwdbwd links'
+    FROM links AS l
+    LEFT JOIN nodes AS n USING (step)
+    WHERE COALESCE(n.n, 0) * 2 < l.n
+  )
+SELECT step, warning FROM signs ORDER BY step, warning;
