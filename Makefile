@@ -8,9 +8,11 @@ PY := $(VENV)/bin/python
 DEVICE ?= auto
 STEP ?=
 STRICT_GPU ?=
-# Processes `make test` runs the tests in (pytest-xdist): two keep both cores of a small machine
-# busy while one of them waits on a browser or an engine; more help where there are more cores.
-TEST_WORKERS ?= 2
+# Worker processes `make test` runs the tests in (pytest-xdist); 0: all in one process. On two
+# cores two workers took as long as one process (benchmarks/commands.md) and used more CPU (two
+# browsers, two imports of each shared trace), so one process is the default; on a machine with
+# more cores, TEST_WORKERS=4 runs the suite in four.
+TEST_WORKERS ?= 0
 # Which edition `make serve` serves: en (mkdocs.yml) or ja (mkdocs.ja.yml). Not LANG: that
 # variable already holds the shell's locale.
 EDITION ?= en
@@ -37,7 +39,7 @@ unexport PYTHONDONTWRITEBYTECODE
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
-	@echo "  Options: DEVICE=auto|cuda|cpu  STEP=<slug>  STRICT_GPU=1  EDITION=en|ja (serve)  TEST_WORKERS=2 (test)"
+	@echo "  Options: DEVICE=auto|cuda|cpu  STEP=<slug>  STRICT_GPU=1  EDITION=en|ja (serve)  TEST_WORKERS=0|N (test)"
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)

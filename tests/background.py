@@ -1,7 +1,7 @@
 """What one test run shares between its processes, and slow work started as the run begins.
 
-``make test`` runs the tests in two worker processes (pytest-xdist); a plain ``pytest`` call with
-``-p no:xdist`` (or ``-n 0``) runs them in one. Either way one process owns the run: the xdist
+``make test TEST_WORKERS=N`` runs the tests in N worker processes (pytest-xdist); ``make test``
+and a plain ``pytest`` call run them in one. Either way one process owns the run: the xdist
 controller, or the single process. It makes a folder for the run (:data:`RUN_DIR`, passed on to
 the workers in the environment, removed when the run ends) and starts there what every worker
 shares:

@@ -23,8 +23,8 @@ from tests import sql_rows
 from tests.open_traces import shared_trace
 from tests.reference_traces import REFERENCE_TRACES as REFERENCE
 
-# Tests that read the same traces run in one worker process of `make test`, which imports each
-# trace once (tests/open_traces.py); the other worker runs the rest.
+# Tests that read the same traces run in one worker process when `make test TEST_WORKERS=N` shares
+# the suite out, so that each trace is imported once (tests/open_traces.py).
 pytestmark = pytest.mark.xdist_group("attention-traces")
 
 REPO = Path(__file__).resolve().parents[1]

@@ -14,8 +14,8 @@ import pytest
 
 from tests.claims import capture_record, needs_cuda, shown_device, table, trace_table, values
 
-# Tests that read the same traces run in one worker process of `make test`, which imports each
-# trace once (tests/open_traces.py); the other worker runs the rest.
+# Tests that read the same traces run in one worker process when `make test TEST_WORKERS=N` shares
+# the suite out, so that each trace is imported once (tests/open_traces.py).
 pytestmark = pytest.mark.xdist_group("llm-traces")
 
 STEP = "llm"

@@ -20,8 +20,8 @@ from tests.claims import ARTIFACTS, capture_record, needs_cuda, shown_device, ta
 from tests.open_traces import shared_trace
 from tests.sql_rows import rows as sql_rows
 
-# Tests that read the same traces run in one worker process of `make test`, which imports each
-# trace once (tests/open_traces.py); the other worker runs the rest.
+# Tests that read the same traces run in one worker process when `make test TEST_WORKERS=N` shares
+# the suite out, so that each trace is imported once (tests/open_traces.py).
 pytestmark = pytest.mark.xdist_group("train-traces")
 
 STEP = "train"

@@ -16,8 +16,8 @@ from tests.open_traces import shared_trace
 from tests.reference_traces import A100_ADD, A100_TRITON, H100_BERT
 from tests.sql_rows import trace_rows
 
-# Tests that read the same traces run in one worker process of `make test`, which imports each
-# trace once (tests/open_traces.py); the other worker runs the rest.
+# Tests that read the same traces run in one worker process when `make test TEST_WORKERS=N` shares
+# the suite out, so that each trace is imported once (tests/open_traces.py).
 pytestmark = pytest.mark.xdist_group("llm-traces")
 
 INCLUDE = "INCLUDE PERFETTO MODULE guide.llm;\n"

@@ -99,8 +99,8 @@ def execute(path: Path) -> tuple[list[dict], str]:
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_runs_on_cpu(path: Path) -> None:
-    """Each notebook in a kernel process of its own; ``make test``'s worker processes run two
-    side by side."""
+    """Each notebook in a kernel process of its own (``make test TEST_WORKERS=2`` runs two side
+    by side)."""
     errors, text = execute(path)
     assert not errors
     for found in FOUND[path.stem]:

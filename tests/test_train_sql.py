@@ -24,8 +24,8 @@ from tests.claims import ARTIFACTS, REPO
 from tests.reference_traces import A100_CPU_SIDE, FOREIGN_TRAINING, GPU_UNLISTED, MI250_TOY, V100
 from tests.sql_rows import query_rows, trace_rows
 
-# Tests that read the same traces run in one worker process of `make test`, which imports each
-# trace once (tests/open_traces.py); the other worker runs the rest.
+# Tests that read the same traces run in one worker process when `make test TEST_WORKERS=N` shares
+# the suite out, so that each trace is imported once (tests/open_traces.py).
 pytestmark = pytest.mark.xdist_group("train-traces")
 
 INCLUDE = "INCLUDE PERFETTO MODULE guide.train;\n"

@@ -90,6 +90,19 @@
     location.assign(url.href);
   }, true);
 
+  // The theme's "skip to content" link: following a fragment only moves where the next Tab
+  // starts, and not in every browser or every moment of the page's start (the theme's own
+  // scripts may take the click). The content's first heading takes the focus itself, so the next
+  // Tab always goes on from there.
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest && event.target.closest("a.md-skip");
+    if (!link) return;
+    var target = document.getElementById(decodeURIComponent(link.hash.slice(1)));
+    if (!target) return;
+    if (!target.hasAttribute("tabindex")) target.setAttribute("tabindex", "-1");
+    setTimeout(function () { target.focus(); }, 0);
+  });
+
   if (window.document$) {
     window.document$.subscribe(mount);
   } else if (document.readyState === "loading") {

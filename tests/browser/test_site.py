@@ -197,7 +197,8 @@ def test_search_finds_the_workload(
 
 #: From the click to the focused window, the Perfetto UI's first start included (it compiles its
 #: WebAssembly): a few seconds on a reader's machine; the bound allows for this test sharing two
-#: cores with the other worker process of ``make test``, and still catches a hang or a stall.
+#: cores with other work (``make test TEST_WORKERS=2``, the background derive), and still catches a
+#: hang or a stall.
 CLICK_TO_TRACE_S = 30
 
 
