@@ -8,18 +8,22 @@ shares:
 
 - the Perfetto UI, served on 127.0.0.1 for the whole run (:func:`perfetto_ui_origin`), so that a
   site built by one worker, whose buttons name that origin, works in any worker;
-- the fresh derive that ``tests/test_derive.py`` compares with the committed files
-  (:func:`start_rederive`): a whole derive takes minutes, nearly all of it in the trace processor,
-  and nothing else in the run depends on it, so it starts as soon as the run knows that test is
-  to run and runs beside the other tests; the test only waits for what is left of it.
+- the slow work that needs nothing else of the run, each as a background job
+  (:class:`Job`) started as soon as the run knows the test that checks it is to run, so that it
+  runs beside the other tests on the second core and its test only waits for what is left of it:
+  the fresh derive that ``tests/test_derive.py`` compares with the committed files
+  (:func:`start_rederive`: minutes, nearly all of it in the trace processor), and the companion
+  notebooks that ``tests/test_notebooks.py`` executes (:func:`start_notebooks`: each a kernel
+  that captures a workload on the CPU).
 
 The derive runs on a copy of the committed artifacts with the workers ``make derive`` uses
-(generators/parallel.py), so that the byte-for-byte comparison covers the path readers run. Its
-output and exit code are kept whole for the test to report.
+(generators/parallel.py), so that the byte-for-byte comparison covers the path readers run. Each
+job's output and exit code are kept whole for its test to report.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -37,8 +41,11 @@ RUN_DIR = "GUIDE_TESTS_RUN_DIR"
 PERFETTO_UI = "GUIDE_TESTS_PERFETTO_UI"
 #: The test that compares a fresh derive with the committed files (tests/test_derive.py).
 REDERIVE_TEST = "tests/test_derive.py::test_fresh_derive_reproduces_committed_files"
-#: A whole derive takes two to four minutes on two cores; far longer means it hangs.
-REDERIVE_TIMEOUT_S = 1200
+#: The tests that execute a notebook, one per notebook: ``<prefix><stem>]``.
+NOTEBOOK_TEST_PREFIX = "tests/test_notebooks.py::test_notebook_runs_on_cpu["
+#: A whole derive takes two to four minutes on two cores, the notebooks about as long together;
+#: far longer means one hangs.
+JOB_TIMEOUT_S = 1200
 
 
 def run_dir() -> Path:
@@ -50,29 +57,28 @@ def run_dir() -> Path:
 
 
 @dataclass
-class Rederive:
-    """A ``python -m generators derive`` on a copy of the committed artifacts, in ``folder``:
-    ``derive.log`` holds what it printed, ``exit-code`` appears once it has ended."""
+class Job:
+    """A command run in the background in ``folder``: ``job.log`` holds what it printed,
+    ``exit-code`` appears once it has ended."""
 
     folder: Path
 
     @property
-    def artifacts(self) -> Path:
-        return self.folder / "artifacts"
-
-    @property
     def log(self) -> Path:
-        return self.folder / "derive.log"
+        return self.folder / "job.log"
 
     @property
     def exit_code_file(self) -> Path:
         return self.folder / "exit-code"
 
-    def wait(self) -> tuple[int, str]:
-        """Its exit code and the tail of what it printed, once it has ended (-9: it ran past
-        :data:`REDERIVE_TIMEOUT_S`)."""
-        deadline = time.monotonic() + REDERIVE_TIMEOUT_S
+    def wait(self, ready: Path | None = None) -> tuple[int | None, str]:
+        """Wait until the job has ended, or until ``ready`` exists if given (a file the job
+        writes whole as it goes): the exit code (None: still running, ``ready`` is there; -9: it
+        ran past :data:`JOB_TIMEOUT_S`), and the tail of what it printed."""
+        deadline = time.monotonic() + JOB_TIMEOUT_S
         while not self.exit_code_file.exists():
+            if ready is not None and ready.exists():
+                return None, self._tail()
             if time.monotonic() > deadline:
                 return -9, self._tail()
             time.sleep(0.5)
@@ -82,17 +88,14 @@ class Rederive:
         return self.log.read_text(errors="replace")[-4000:] if self.log.exists() else ""
 
 
-#: The script of the background job: copy, derive, then write the exit code (written last and
+#: The background job's wrapper: run the command, then write its exit code (written last and
 #: renamed into place, so that a waiting test never reads half of it).
-_JOB = """
-import pathlib, shutil, subprocess, sys
-artifacts, folder = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
-shutil.copytree(artifacts, folder / "artifacts", ignore=shutil.ignore_patterns(".*"))
-with open(folder / "derive.log", "wb") as log:
-    code = subprocess.call(
-        [sys.executable, "-m", "generators", "--artifacts", str(folder / "artifacts"), "derive"],
-        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-    )
+_WRAPPER = """
+import pathlib, subprocess, sys
+folder = pathlib.Path(sys.argv[1])
+with open(folder / "job.log", "wb") as log:
+    code = subprocess.call(sys.argv[2:], stdout=log, stderr=subprocess.STDOUT,
+                           stdin=subprocess.DEVNULL)
 (folder / "exit-code.part").write_text(str(code))
 (folder / "exit-code.part").replace(folder / "exit-code")
 """
@@ -100,33 +103,78 @@ with open(folder / "derive.log", "wb") as log:
 _jobs: list[subprocess.Popen[bytes]] = []
 
 
-def rederive() -> Rederive:
-    """The run's fresh derive (started here if the owning process has not started it)."""
-    job = Rederive(run_dir() / "rederive")
-    if not job.folder.exists():
-        start_rederive()
-    return job
-
-
-def start_rederive() -> None:
-    """Start the fresh derive in the background, once per run (a no-op if it has started)."""
-    folder = run_dir() / "rederive"
+def _start(name: str, *command: str) -> Job:
+    """Start ``command`` in the background as the job ``name``, once per run (a no-op if it has
+    started: the folder is the record that it has)."""
+    job = Job(run_dir() / name)
     try:
-        folder.mkdir()
+        job.folder.mkdir()
     except FileExistsError:
-        return
+        return job
     _jobs.append(
         subprocess.Popen(
-            [sys.executable, "-c", _JOB, str(ARTIFACTS), str(folder)],
+            [sys.executable, "-c", _WRAPPER, str(job.folder), *command],
             cwd=REPO,
             env=os.environ.copy(),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             stdin=subprocess.DEVNULL,
-            # Its own process group, so that stopping the run stops the derive's workers too.
+            # Its own process group, so that stopping the run stops the job's children too.
             start_new_session=True,
         )
     )
+    return job
+
+
+#: Copy the committed artifacts into the job's folder, then derive the copy.
+_REDERIVE = """
+import pathlib, shutil, subprocess, sys
+artifacts, folder = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+shutil.copytree(artifacts, folder / "artifacts", ignore=shutil.ignore_patterns(".*"))
+sys.exit(subprocess.call(
+    [sys.executable, "-m", "generators", "--artifacts", str(folder / "artifacts"), "derive"]))
+"""
+
+
+def start_rederive() -> Job:
+    """The fresh derive, in the background (started once per run); the derived copy of the
+    artifacts is ``job.folder / "artifacts"``."""
+    folder = run_dir() / "rederive"
+    return _start("rederive", sys.executable, "-c", _REDERIVE, str(ARTIFACTS), str(folder))
+
+
+def start_notebooks(stems: list[str], name: str = "notebooks") -> Job:
+    """The notebooks named, executed one after another in the background as the job ``name``
+    (started once per run, by the first call): each one's outcome in
+    ``job.folder / "<stem>.json"`` (tests/notebook_run.py)."""
+    folder = run_dir() / name
+    return _start(name, sys.executable, "-m", "tests.notebook_run", str(folder), *stems)
+
+
+def start_for(test_ids: list[str]) -> None:
+    """Start the background jobs that the tests collected (``test_ids``) will wait for."""
+    if REDERIVE_TEST in test_ids:
+        start_rederive()
+    stems = [
+        test_id.removeprefix(NOTEBOOK_TEST_PREFIX).removesuffix("]")
+        for test_id in test_ids
+        if test_id.startswith(NOTEBOOK_TEST_PREFIX)
+    ]
+    if stems:
+        start_notebooks(stems)
+
+
+def notebook_outcome(stem: str) -> dict[str, object]:
+    """The outcome of executing the notebook ``stem``: from the run's notebooks job, or, where
+    the owning process started none (a test module run outside pytest's hooks), from a job of its
+    own started here."""
+    job = Job(run_dir() / "notebooks")
+    if not job.folder.exists():
+        job = start_notebooks([stem], name=f"notebook-{stem}")
+    result = job.folder / f"{stem}.json"
+    code, output = job.wait(ready=result)
+    assert result.exists(), f"the notebooks job ended ({code}) without running {stem}: {output}"
+    return json.loads(result.read_text())
 
 
 def perfetto_ui_origin() -> str | None:

@@ -61,20 +61,19 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    # Run alone (no xdist), the process starts the fresh derive that test_derive compares with
-    # the committed files as soon as it knows that test is to run (tests/background.py).
+    # Run alone (no xdist), the process starts the background jobs (the fresh derive that
+    # test_derive compares with the committed files, the notebooks) as soon as it knows which of
+    # their tests are to run (tests/background.py).
     if session.config.option.collectonly or not _owns_the_run(session.config):
         return
-    if any(item.nodeid == background.REDERIVE_TEST for item in session.items):
-        background.start_rederive()
+    background.start_for([item.nodeid for item in session.items])
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_node_collection_finished(node: object, ids: list[str]) -> None:
-    # The xdist controller collects nothing itself: it starts the fresh derive when the first
-    # worker reports that test among those it collected.
-    if background.REDERIVE_TEST in ids:
-        background.start_rederive()
+    # The xdist controller collects nothing itself: it starts the background jobs when the first
+    # worker reports the tests it collected (each job starts once).
+    background.start_for(ids)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

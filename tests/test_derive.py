@@ -42,10 +42,10 @@ def tree(root: Path) -> dict[str, str]:
 def rederived() -> Path:
     """A copy of the committed artifacts, derived afresh from their traces: started in the
     background as the run began (tests/background.py), waited for here."""
-    job = background.rederive()
+    job = background.start_rederive()
     code, output = job.wait()
     assert code == 0, output
-    return job.artifacts
+    return job.folder / "artifacts"
 
 
 def test_committed_artifacts_exist() -> None:

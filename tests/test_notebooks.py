@@ -12,7 +12,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
+
+from tests import background
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
@@ -68,40 +69,13 @@ def test_notebook_is_in_the_nav_and_links_to_pages(path: Path) -> None:
         assert (DOCS / f"{link}.md").is_file(), link
 
 
-def execute(path: Path) -> tuple[list[dict], str]:
-    """Run the notebook on the CPU, top to bottom: its error outputs, and all the text it printed
-    (runs of white space as one space)."""
-    notebook = nbformat.read(path, as_version=4)
-    # The notebooks capture on CUDA when there is one; the test pins the CPU, as on the site.
-    notebook.cells.insert(
-        0, nbformat.v4.new_code_cell("import os\nos.environ['CUDA_VISIBLE_DEVICES'] = ''")
-    )
-    client = NotebookClient(
-        notebook,
-        timeout=300,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(REPO)}},
-    )
-    client.execute()
-    errors = [
-        output
-        for cell in notebook.cells
-        if cell.cell_type == "code"
-        for output in cell.get("outputs", [])
-        if output.get("output_type") == "error"
-    ]
-    text = "".join(
-        output.get("text", "") for cell in notebook.cells for output in cell.get("outputs", [])
-    )
-    return errors, " ".join(text.split())
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_runs_on_cpu(path: Path) -> None:
-    """Each notebook in a kernel process of its own (``make test TEST_WORKERS=2`` runs two side
-    by side)."""
-    errors, text = execute(path)
-    assert not errors
+    """Each notebook executed in a kernel of its own, in the background from the start of the run
+    (tests/background.py, tests/notebook_run.py); the test checks what it printed."""
+    outcome = background.notebook_outcome(path.stem)
+    errors, text = outcome["errors"], str(outcome["text"])
+    assert not errors, errors
     for found in FOUND[path.stem]:
         assert found in text, f"{path.stem}: its key query did not print {found!r}"

@@ -20,6 +20,7 @@ import pytest
 
 from generators.perfetto_ui import TRACE_PROCESSOR_PORT
 from tests.browser.perfetto_ui import NON_LOCAL
+from tests.browser.tour import tours  # noqa: F401 (a fixture)
 from tests.serving import StaticServer
 
 if TYPE_CHECKING:

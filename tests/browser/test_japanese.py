@@ -15,12 +15,13 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.browser.perfetto_ui import STEP_TIMEOUT_MS, TRACE_READY_JS
 from tests.browser.test_site import (
-    BROKEN_IMAGES_JS,
     FIRST_TRACE,
     RESULTS,
     guide_errors,
+    nav_page_problems,
     open_guide,
 )
+from tests.browser.tour import BROKEN_IMAGES_JS, Tours
 
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Locator, Page
@@ -145,7 +146,10 @@ def test_every_japanese_nav_page_loads_cleanly(
     context: BrowserContext,
     site: str,
     console_errors: ConsoleErrors,
+    tours: Tours,
 ) -> None:
+    """Every page the Japanese nav links to, as loaded on the run's desktop tour of the site
+    (tests/browser/tour.py): clean as the English pages, and titled in Japanese."""
     home = open_guide(context, urljoin(site, "ja/"), console_errors, label="home")
     hrefs: list[str] = home.page.eval_on_selector_all(
         ".md-sidebar--primary .md-nav--primary a.md-nav__link[href]",
@@ -154,17 +158,14 @@ def test_every_japanese_nav_page_loads_cleanly(
     japanese_root = urljoin(site, "ja/")
     pages = sorted({url.split("#", 1)[0] for url in hrefs if url.startswith(japanese_root)})
     assert urljoin(site, "ja/" + FIRST_TRACE) in pages, pages
-    problems: list[str] = []
-    for url in pages:
-        label = urlsplit(url).path
-        guide = open_guide(context, url, console_errors, label=label)
-        broken = guide.page.evaluate(BROKEN_IMAGES_JS)
-        problems += [f"{label}: broken image {src}" for src in broken]
-        problems += [f"{label}: request to {u}" for u in guide.non_local()]
-        problems += guide_errors(console_errors, label)
-        if not JAPANESE.search(guide.page.locator("article h1").first.inner_text()):
-            problems.append(f"{label}: the title is not Japanese")
-        guide.page.close()
+    visits = tours.desktop()
+    missing = [url for url in pages if url.removeprefix(site) not in visits]
+    assert missing == [], "nav pages the tour did not visit"
+    shown = [visits[url.removeprefix(site)] for url in pages]
+    problems = nav_page_problems(shown)
+    problems += [f"/{v.rel}: title not Japanese" for v in shown if not JAPANESE.search(v.title)]
+    problems += [f"/ja/: request to {u}" for u in home.non_local()]
+    problems += guide_errors(console_errors, "home")
     assert problems == []
 
 

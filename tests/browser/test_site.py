@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 import pytest
 
@@ -23,6 +23,7 @@ from tests.browser.perfetto_ui import (
     TRACE_READY_JS,
     VISIBLE_WINDOW_JS,
 )
+from tests.browser.tour import PageVisit, Tours
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, BrowserContext, Page, Request
@@ -38,20 +39,6 @@ FIRST_TRACE = "part-1/01-first-trace/"
 
 LOCAL_PREFIX = re.compile(r"^(?:https?|wss?)://127\.0\.0\.1[:/]")
 
-# Loads every image (lazy ones too) and returns the sources of those that fail.
-BROKEN_IMAGES_JS = """async () => {
-  const images = [...document.querySelectorAll('img')];
-  const broken = await Promise.all(images.map(async (img) => {
-    img.loading = 'eager';
-    const timeout = new Promise((resolve) => setTimeout(() => resolve('timeout'), 5000));
-    const decoded = img.decode().then(() => 'ok', () => 'error');
-    const outcome = await Promise.race([decoded, timeout]);
-    return outcome === 'ok' && img.naturalWidth > 0 ? null : `${img.src} (${outcome})`;
-  }));
-  return broken.filter((entry) => entry !== null);
-}"""
-
-
 # ------------------------------------------------------------------------ fixtures
 
 
@@ -66,12 +53,17 @@ class GuidePage:
     requested: list[str] = field(default_factory=list)
 
     def non_local(self) -> list[str]:
-        # data: and blob: URLs never leave the browser.
-        return [
-            url
-            for url in self.requested
-            if not LOCAL_PREFIX.match(url) and not url.startswith(("data:", "blob:"))
-        ]
+        return non_local(self.requested)
+
+
+def non_local(requested: list[str]) -> list[str]:
+    """The requests of ``requested`` to other hosts (data: and blob: URLs never leave the
+    browser)."""
+    return [
+        url
+        for url in requested
+        if not LOCAL_PREFIX.match(url) and not url.startswith(("data:", "blob:"))
+    ]
 
 
 def open_guide(
@@ -253,9 +245,23 @@ def test_open_in_perfetto_draws_the_trace(
     assert elapsed < CLICK_TO_TRACE_S, f"click to focused trace took {elapsed:.1f} s"
 
 
+def nav_page_problems(visits: list[PageVisit]) -> list[str]:
+    """What went wrong on each page of the tour: broken images, requests to other hosts,
+    console errors (none is expected on the guide's pages, so nothing is allowed)."""
+    problems: list[str] = []
+    for visit in visits:
+        label = "/" + visit.rel
+        problems += [f"{label}: broken image {src}" for src in visit.broken_images]
+        problems += [f"{label}: request to {u}" for u in non_local(visit.requested)]
+        problems += [f"{label}: {message}" for message in visit.errors]
+    return problems
+
+
 def test_every_nav_page_loads_cleanly(
-    context: BrowserContext, site: str, console_errors: ConsoleErrors
+    context: BrowserContext, site: str, console_errors: ConsoleErrors, tours: Tours
 ) -> None:
+    """Every page the nav links to, as loaded on the run's desktop tour of the site
+    (tests/browser/tour.py): no broken image, no request to another host, no console error."""
     home = open_guide(context, site, console_errors, label="home")
     hrefs: list[str] = home.page.eval_on_selector_all(
         ".md-sidebar--primary .md-nav--primary a.md-nav__link[href]",
@@ -265,15 +271,10 @@ def test_every_nav_page_loads_cleanly(
     assert urljoin(site, FIRST_TRACE) in pages, pages
     assert len(pages) >= 2, pages
 
-    problems: list[str] = []
-    for url in pages:
-        label = urlsplit(url).path
-        guide = open_guide(context, url, console_errors, label=label)
-        broken: list[str] = guide.page.evaluate(BROKEN_IMAGES_JS)
-        problems += [f"{label}: broken image {src}" for src in broken]
-        problems += [f"{label}: request to {u}" for u in guide.non_local()]
-        problems += guide_errors(console_errors, label)
-        guide.page.close()
+    visits = tours.desktop()
+    missing = [url for url in pages if url.removeprefix(site) not in visits]
+    assert missing == [], "nav pages the tour did not visit"
+    problems = nav_page_problems([visits[url.removeprefix(site)] for url in pages])
     problems += [f"/: request to {u}" for u in home.non_local()]
     problems += guide_errors(console_errors, "home")
     assert problems == []

@@ -10,90 +10,35 @@ In a 390 × 844 window (a phone), both editions: no header's text takes more tha
 ``MAX_HEADER_LINES`` lines (Japanese headers break between phrases, `auto-phrase`, never
 inside a word such as フェーズ), no row is taller than ``MAX_ROW_PX``; a table wider than the screen
 scrolls inside its frame, which says so (the ``pg-scrolls`` cue).
+
+Each page is measured on the run's one tour of the site at each width (tests/browser/tour.py).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING
-
 import pytest
 
-from tests.browser.pages import site_pages, visit
-
-if TYPE_CHECKING:
-    from playwright.sync_api import Browser
+from tests.browser.tour import PageVisit, Tours
 
 pytestmark = pytest.mark.browser
 
-DESKTOP = {"width": 1280, "height": 900}
-PHONE = {"width": 390, "height": 844}
 MAX_HEADER_LINES = 4
 MAX_ROW_PX = 300
 SLACK_PX = 1
 
-# Every table on the page: select each tab of each tab set in turn, and measure the tables shown.
-# (Tables shown by more than one tab are measured more than once.)
-MEASURE_JS = """async () => {
-  const measured = [];
-  const measure = () => {
-    for (const table of document.querySelectorAll('.md-typeset table:not(.highlighttable)')) {
-      if (!table.offsetParent) continue;  // in a hidden tab: measured when its tab is selected
-      const box = table.closest('.md-typeset__scrollwrap') || table.parentElement;
-      const cell = table.querySelector('td');
-      const code = table.querySelector('td code');
-      const style = (el) =>
-        el ? [getComputedStyle(el).wordBreak, getComputedStyle(el).overflowWrap] : null;
-      const lines = [...table.querySelectorAll('thead th')].map((th) => {
-        const range = document.createRange();
-        range.selectNodeContents(th);
-        const lineHeight = parseFloat(getComputedStyle(th).lineHeight);
-        const lines = Math.round(range.getBoundingClientRect().height / lineHeight);
-        return [th.textContent.trim(), lines];
-      });
-      measured.push({
-        headerLines: lines,
-        rowHeights: [...table.querySelectorAll('tbody tr')].map(
-          (tr) => [tr.textContent.trim().slice(0, 50), tr.getBoundingClientRect().height]),
-        scrolls: box.scrollWidth > box.clientWidth + 1,
-        cue: box.classList.contains('pg-scrolls'),
-        headerBreak: style(table.querySelector('th'))?.[0],
-        lang: document.documentElement.lang,
-        caption: (table.closest('section')?.querySelector('.pg-caption')?.textContent
-                  || table.rows[0].textContent).trim().slice(0, 70),
-        over: table.scrollWidth - box.clientWidth,
-        cell: style(cell),
-        code: style(code),
-      });
-    }
-  };
-  measure();
-  // A table just shown is measured by the page's resize observer before the next frame.
-  const frame = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve)));
-  for (const input of document.querySelectorAll('.tabbed-set > input')) {
-    input.click();
-    await frame();
-    measure();
-  }
-  return measured;
-}"""
 
-
-def pages(site_dir: Path) -> list[str]:
-    found = site_pages(site_dir, "<table>")
-    assert len(found) > 5, found
+def table_pages(visits: dict[str, PageVisit]) -> list[PageVisit]:
+    found = [visit for visit in visits.values() if visit.tables]
+    assert len(found) > 5, [visit.rel for visit in found]
     return found
 
 
-def test_tables_fit_and_keep_words_whole(
-    chromium: Browser,
-    built_site: Path,
-    site: str,
-) -> None:
+def test_tables_fit_and_keep_words_whole(tours: Tours) -> None:
     problems: list[str] = []
     checked = 0
-    for rel, page in visit(chromium, site, pages(built_site), DESKTOP):
-        for table in page.evaluate(MEASURE_JS):
+    for visit in table_pages(tours.desktop()):
+        rel = visit.rel
+        for table in visit.tables:
             checked += 1
             where = f"{rel} {table['caption']!r}"
             if table["over"] > SLACK_PX:
@@ -105,17 +50,12 @@ def test_tables_fit_and_keep_words_whole(
     assert not problems, "\n".join(problems)
 
 
-def test_tables_read_on_a_phone(
-    chromium: Browser,
-    built_site: Path,
-    site: str,
-) -> None:
+def test_tables_read_on_a_phone(tours: Tours) -> None:
     problems: list[str] = []
     checked = 0
-    for rel, page in visit(chromium, site, pages(built_site), PHONE):
-        # Resize observers mark the frames that scroll in the frame after layout.
-        page.evaluate("() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 50)))")
-        for table in page.evaluate(MEASURE_JS):
+    for visit in table_pages(tours.phone()):
+        rel = visit.rel
+        for table in visit.tables:
             checked += 1
             where = f"{rel} {table['caption']!r}"
             for header, lines in table["headerLines"]:

@@ -1,0 +1,241 @@
+"""One tour of the built site per window size, shared by the layout and page-load checks.
+
+Every page of both editions is loaded once in a desktop window and once in a phone window, and
+everything the browser checks need is measured on that one visit: the console errors and uncaught
+exceptions, the requests made, broken images, the title, every table (each tab of a tab set
+selected in turn) and every figure (its smallest text at the width shown, its frame), and on a
+phone the page's settled width. ``tests/browser/test_tables.py``, ``test_figures.py`` and the
+nav-page checks of ``test_site.py`` and ``test_japanese.py`` assert on the results: each page is
+laid out once per width instead of once per check.
+
+The browser window refuses every request to another host, as the ``context`` fixture does (the
+guide's pages must work from 127.0.0.1 alone), and records it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
+
+import pytest
+
+from tests.browser.perfetto_ui import NON_LOCAL
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Route
+
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+
+# Loads every image (lazy ones too) and returns the sources of those that fail.
+BROKEN_IMAGES_JS = """async () => {
+  const images = [...document.querySelectorAll('img')];
+  const broken = await Promise.all(images.map(async (img) => {
+    img.loading = 'eager';
+    const timeout = new Promise((resolve) => setTimeout(() => resolve('timeout'), 5000));
+    const decoded = img.decode().then(() => 'ok', () => 'error');
+    const outcome = await Promise.race([decoded, timeout]);
+    return outcome === 'ok' && img.naturalWidth > 0 ? null : `${img.src} (${outcome})`;
+  }));
+  return broken.filter((entry) => entry !== null);
+}"""
+
+# Every table on the page: select each tab of each tab set in turn, and measure the tables shown.
+# (Tables shown by more than one tab are measured more than once.)
+TABLES_JS = """async () => {
+  const measured = [];
+  const measure = () => {
+    for (const table of document.querySelectorAll('.md-typeset table:not(.highlighttable)')) {
+      if (!table.offsetParent) continue;  // in a hidden tab: measured when its tab is selected
+      const box = table.closest('.md-typeset__scrollwrap') || table.parentElement;
+      const cell = table.querySelector('td');
+      const code = table.querySelector('td code');
+      const style = (el) =>
+        el ? [getComputedStyle(el).wordBreak, getComputedStyle(el).overflowWrap] : null;
+      const lines = [...table.querySelectorAll('thead th')].map((th) => {
+        const range = document.createRange();
+        range.selectNodeContents(th);
+        const lineHeight = parseFloat(getComputedStyle(th).lineHeight);
+        const lines = Math.round(range.getBoundingClientRect().height / lineHeight);
+        return [th.textContent.trim(), lines];
+      });
+      measured.push({
+        headerLines: lines,
+        rowHeights: [...table.querySelectorAll('tbody tr')].map(
+          (tr) => [tr.textContent.trim().slice(0, 50), tr.getBoundingClientRect().height]),
+        scrolls: box.scrollWidth > box.clientWidth + 1,
+        cue: box.classList.contains('pg-scrolls'),
+        headerBreak: style(table.querySelector('th'))?.[0],
+        lang: document.documentElement.lang,
+        caption: (table.closest('section')?.querySelector('.pg-caption')?.textContent
+                  || table.rows[0].textContent).trim().slice(0, 70),
+        over: table.scrollWidth - box.clientWidth,
+        cell: style(cell),
+        code: style(code),
+      });
+    }
+  };
+  measure();
+  // A table just shown is measured by the page's resize observer before the next frame.
+  const frame = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve)));
+  for (const input of document.querySelectorAll('.tabbed-set > input')) {
+    input.click();
+    await frame();
+    measure();
+  }
+  return measured;
+}"""
+
+# For the index-th figure: select its tab if it is in one, load the image and its SVG, and
+# measure. Font sizes are read from each <text>'s computed style inside the parsed SVG.
+FIGURE_JS = """async (index) => {
+  const figure = document.querySelectorAll('figure.pg-figure')[index];
+  const block = figure.closest('.tabbed-block');
+  if (block) {
+    const set = block.closest('.tabbed-set');
+    const blocks = [...block.parentElement.children];
+    set.querySelectorAll(':scope > input')[blocks.indexOf(block)].click();
+  }
+  const img = figure.querySelector('img');
+  img.loading = 'eager';
+  await img.decode();
+  const shown = img.getBoundingClientRect().width;
+  const text = await (await fetch(img.src)).text();
+  const svg = new DOMParser().parseFromString(text, 'image/svg+xml').documentElement;
+  const viewBox = (svg.getAttribute('viewBox') || '').trim().split(/[\\s,]+/).map(Number);
+  const sizes = [];
+  for (const node of svg.querySelectorAll('text')) {
+    const style = node.getAttribute('style') || '';
+    const match = /font-size:\\s*([0-9.]+)px/.exec(style) || /font:[^;]*?([0-9.]+)px/.exec(style);
+    const size = match ? Number(match[1]) : Number(node.getAttribute('font-size'));
+    if (size) sizes.push({size, text: node.textContent});
+  }
+  const link = img.parentElement.closest('a');
+  // A frame just shown (its tab selected) is measured by the page's resize observer next frame.
+  await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+  const frame = figure.querySelector('.pg-figure__scroll');
+  return {
+    frameRight: frame ? frame.getBoundingClientRect().right : null,
+    frameScrolls: frame ? frame.scrollWidth > frame.clientWidth + 1 : false,
+    frameCue: frame ? frame.classList.contains('pg-scrolls') : false,
+    src: img.getAttribute('src'),
+    resolved: img.src,
+    shown,
+    container: figure.getBoundingClientRect().width,
+    viewBoxWidth: viewBox[2],
+    sizes,
+    link: link ? link.href : null,
+    right: img.getBoundingClientRect().right,
+  };
+}"""
+
+# The page's width once its layout has settled: fonts loaded, then the same width for ten frames
+# in a row (a tab just clicked by MEASURE_JS slides its content in; on a busy machine that takes
+# longer). A page that stays too wide is still reported; one caught mid-transition is not.
+SETTLED_WIDTH_JS = """async () => {
+  await document.fonts.ready;
+  const frame = () => new Promise((resolve) => requestAnimationFrame(resolve));
+  const deadline = performance.now() + 5000;
+  let width = document.documentElement.scrollWidth, same = 0;
+  while (same < 10 && performance.now() < deadline) {
+    await frame();
+    const now = document.documentElement.scrollWidth;
+    same = now === width ? same + 1 : 0;
+    width = now;
+  }
+  return width;
+}"""
+
+
+@dataclass
+class PageVisit:
+    """What one page showed in one window."""
+
+    #: The page's URL relative to the site's root, e.g. ``ja/part-1/01-first-trace/``.
+    rel: str
+    title: str = ""
+    errors: list[str] = field(default_factory=list)
+    requested: list[str] = field(default_factory=list)
+    broken_images: list[str] = field(default_factory=list)
+    tables: list[dict[str, Any]] = field(default_factory=list)
+    figures: list[dict[str, Any]] = field(default_factory=list)
+    #: The page's settled width (measured in the phone window only).
+    width: int | None = None
+
+
+def tour_pages(site_dir: Path) -> list[str]:
+    """Every page of the built site (both editions), in file order."""
+    return [
+        path.parent.relative_to(site_dir).as_posix().removeprefix(".") + "/"
+        for path in sorted(site_dir.rglob("index.html"))
+    ]
+
+
+def take_tour(
+    chromium: Browser, site: str, pages: list[str], viewport: dict[str, int]
+) -> dict[str, PageVisit]:
+    """Each page loaded in turn in one tab of a fresh window of size ``viewport``, measured."""
+    context = chromium.new_context(viewport=viewport)  # type: ignore[arg-type]
+
+    def refuse(route: Route) -> None:
+        route.abort("blockedbyclient")
+
+    context.route(NON_LOCAL, refuse)
+    visits: dict[str, PageVisit] = {}
+    try:
+        page = context.new_page()
+        current: list[PageVisit] = []
+        page.on(
+            "console",
+            lambda m: current[-1].errors.append(m.text) if m.type == "error" and current else None,
+        )
+        page.on("pageerror", lambda e: current[-1].errors.append(f"uncaught: {e}"))
+        page.on("request", lambda r: current[-1].requested.append(r.url) if current else None)
+        phone = viewport["width"] < DESKTOP["width"]
+        for rel in pages:
+            visit = PageVisit(rel.removeprefix("/"))
+            current.append(visit)
+            page.goto(urljoin(site, visit.rel), wait_until="load")
+            visit.broken_images = page.evaluate(BROKEN_IMAGES_JS)
+            if phone:  # resize observers mark the frames that scroll in the frame after layout
+                page.evaluate(
+                    "() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 50)))"
+                )
+            visit.tables = page.evaluate(TABLES_JS)
+            count = page.locator("figure.pg-figure").count()
+            visit.figures = [page.evaluate(FIGURE_JS, i) for i in range(count)]
+            title = page.locator("article h1").first
+            visit.title = title.inner_text() if title.count() else ""
+            if phone:
+                visit.width = page.evaluate(SETTLED_WIDTH_JS)
+            visits[visit.rel] = visit
+    finally:
+        context.close()
+    return visits
+
+
+class Tours:
+    """The tours of the built site, taken on first use and kept for the whole run."""
+
+    def __init__(self, chromium: Browser, site: str, site_dir: Path) -> None:
+        self._chromium, self._site, self._site_dir = chromium, site, site_dir
+        self._taken: dict[str, dict[str, PageVisit]] = {}
+
+    def _at(self, name: str, viewport: dict[str, int]) -> dict[str, PageVisit]:
+        if name not in self._taken:
+            pages = tour_pages(self._site_dir)
+            self._taken[name] = take_tour(self._chromium, self._site, pages, viewport)
+        return self._taken[name]
+
+    def desktop(self) -> dict[str, PageVisit]:
+        return self._at("desktop", DESKTOP)
+
+    def phone(self) -> dict[str, PageVisit]:
+        return self._at("phone", PHONE)
+
+
+@pytest.fixture(scope="session")
+def tours(chromium: Browser, site: str, built_site: Path) -> Tours:
+    return Tours(chromium, site, built_site)
