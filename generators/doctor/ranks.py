@@ -490,8 +490,8 @@ def examine_ranks(
     :func:`generators.parallel.worker_count` allows), then the ranks compared: the reports, the
     cross-rank section (or, where a rank's trace could not be read, the plain reason there is
     none) and the errors, each naming its file."""
+    from generators.doctor.tuning import engine_options
     from generators.parallel import run_each
-    from generators.tp_launch import pinned_engine
 
     say = progress or (lambda message: None)
     tasks = [
@@ -515,5 +515,9 @@ def examine_ranks(
         return reports, unread_rank(job, traces, unread), errors
     say("comparing the ranks")
     rows = [r.rows for r in results]
-    cross = cross_rank(job, traces, rows, engine=engine or pinned_engine(), bin_path=tp_bin)
+    # Tuned as for the first trace: the engine the command line started early for it serves.
+    options = engine_options(traces[0])
+    if engine or tp_bin:
+        options["engine"] = engine
+    cross = cross_rank(job, traces, rows, bin_path=tp_bin, **options)
     return reports, cross, errors
