@@ -20,6 +20,8 @@ MI300X = REFERENCE_TRACES / "mi300x-compiled-triton.json.gz"
 MI250_TOY = REFERENCE_TRACES / "mi250-minitoy-train.json.gz"
 A100_CPU_SIDE = REFERENCE_TRACES / "a100-cpu-side-train-step.json.gz"
 GPU_UNLISTED = REFERENCE_TRACES / "gpu-unlisted-no-flows.json.gz"
+#: Rank 1 of the same job as GPU_UNLISTED (rank 0), sampled the same way: the cross-rank pair.
+GPU_UNLISTED_RANK_1 = REFERENCE_TRACES / "gpu-unlisted-no-flows-rank-1.json.gz"
 V100 = REFERENCE_TRACES / "v100-resnet-train.json.gz"
 #: The training loops of other projects: no `record_function` labels of the guide's own.
 FOREIGN_TRAINING = (V100, MI250_TOY, GPU_UNLISTED)
@@ -28,7 +30,7 @@ FOREIGN_TRAINING = (V100, MI250_TOY, GPU_UNLISTED)
 #: CPU-side capture has no GPU activity (so no launches, kernels or flows), the other kernels
 #: and launches but no ac2g flows.
 WITHOUT_GPU_ACTIVITY = frozenset({A100_CPU_SIDE.name})
-WITHOUT_FLOWS = frozenset({A100_CPU_SIDE.name, GPU_UNLISTED.name})
+WITHOUT_FLOWS = frozenset({A100_CPU_SIDE.name, GPU_UNLISTED.name, GPU_UNLISTED_RANK_1.name})
 
 
 def all_traces() -> list[Path]:

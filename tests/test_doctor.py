@@ -635,7 +635,7 @@ def test_the_early_engine_start_reads_the_command_line_as_the_parser_does(tmp_pa
     with_value = {o for a in actions if a.nargs != 0 for o in a.option_strings}
     assert with_value == {*_VALUE_OPTIONS, "-o", "--tp-bin", "--engine"}
     flags = {o for a in actions if a.nargs == 0 for o in a.option_strings}
-    assert flags == {"-h", "--help", "--list", "-q", "--quiet"}
+    assert flags == {"-h", "--help", "--list", "-q", "--quiet", "--ranks"}
     assert set(_NO_EARLY_START) <= with_value | flags
 
     trace = tmp_path / "trace.json"

@@ -124,8 +124,11 @@ def _id_type_error(name: str, typ: str, what: str) -> str | None:
 
 #: Plain tables a module creates empty when its caller has not filled them first (``CREATE TABLE IF
 #: NOT EXISTS``): the step markers the doctor recovers from a trace file, which the importer
-#: dropped (generators/doctor/trust.py, read by guide.windows).
-INPUT_TABLES = frozenset({"guide_trace_recovered_step"})
+#: dropped (generators/doctor/trust.py, read by guide.windows), and the rows the doctor gathers
+#: from every rank's trace of a distributed job (generators/doctor/ranks.py, read by guide.ranks).
+INPUT_TABLES = frozenset(
+    {"guide_trace_recovered_step", "guide_ranks_member", "guide_ranks_gathered"}
+)
 _INPUT_TABLE = re.compile(r"CREATE\s+TABLE\s+IF\s+NOT\s+EXISTS\s+(\w+)\s*\(", re.IGNORECASE)
 
 

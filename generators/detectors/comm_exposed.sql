@@ -48,52 +48,25 @@
 -- false-positives_ja: 逆伝播の最後のバケットには、重ねる相手が残っていません。
 --   通信カーネルの時間には最も遅いランクの到着を待つ時間も含まれるため、
 --   計算と重なっていない時間は、この GPU の重なり不足ではなく別の GPU の遅れであることもあります。
-INCLUDE PERFETTO MODULE guide.kineto;
-INCLUDE PERFETTO MODULE guide.windows;
+INCLUDE PERFETTO MODULE guide.comm;
 
 WITH
-  -- Communication kernels: NCCL's or RCCL's, in any letter case, as one GLOB (which the
-  -- table filters itself, unlike an OR or a LIKE).
-  comm AS MATERIALIZED (
-    SELECT id, ts, dur, name, device, stream FROM guide_kineto_gpu_activity
-    WHERE category = 'kernel' AND name GLOB '*[nNrR][cC][cC][lL]*'
-  ),
-  -- The other kernels, read only when there is communication to compare with.
-  compute AS MATERIALIZED (
-    SELECT id, ts, dur, name, device, stream FROM guide_kineto_gpu_activity
-    WHERE category = 'kernel' AND NOT name GLOB '*[nNrR][cC][cC][lL]*'
-      AND EXISTS (SELECT 1 FROM comm)
-  ),
-  overlap AS (
-    SELECT c.id AS group_id, MAX(k.ts, c.ts) AS ts, MIN(k.ts + k.dur, c.ts + c.dur) - MAX(k.ts, c.ts) AS dur
-    FROM comm AS c
-    JOIN compute AS k ON k.device = c.device AND k.ts < c.ts + c.dur AND k.ts + k.dur > c.ts
-  ),
-  covered AS (SELECT * FROM guide_windows_union!(overlap)),
-  per_comm AS MATERIALIZED (
-    SELECT c.*, c.dur - COALESCE(cv.busy_ns, 0) AS exposed_ns
-    FROM comm AS c LEFT JOIN covered AS cv ON cv.group_id = c.id
-  ),
-  -- The collective a kernel runs, from its name (ncclKernel_SendRecv_…,
-  -- ncclDevKernel_AllReduce_Sum_f32_RING_LL…): gradient synchronisation (all-reduce,
+  -- Communication kernels and the part of each that no compute kernel on its GPU overlapped
+  -- (guide.comm: the guide's one definition, which the cross-rank section also reads), over the
+  -- whole trace. A stretch two communication kernels share counts once, for the earlier.
+  whole AS (SELECT 0 AS window_id, start_ts AS ts, end_ts - start_ts AS dur FROM trace_bounds),
+  piece AS MATERIALIZED (SELECT id, comm_ns, exposed_ns FROM guide_comm_exposed!(whole)),
+  -- The collective a kernel runs, by purpose: gradient synchronisation (all-reduce,
   -- reduce-scatter, all-gather: what DDP and FSDP overlap) or an exchange (send/receive, which
   -- NCCL's all-to-all is made of: pipeline stages, embedding or expert exchanges).
   typed AS MATERIALIZED (
-    SELECT p.*,
-      CASE
-        WHEN LOWER(p.name) GLOB '*sendrecv*' OR LOWER(p.name) GLOB '*send*'
-          OR LOWER(p.name) GLOB '*recv*' OR LOWER(p.name) GLOB '*alltoall*'
-          OR LOWER(p.name) GLOB '*all_to_all*' THEN 'exchange'
-        WHEN LOWER(p.name) GLOB '*allreduce*' OR LOWER(p.name) GLOB '*reducescatter*'
-          OR LOWER(p.name) GLOB '*allgather*' OR LOWER(p.name) GLOB '*all_reduce*'
-          OR LOWER(p.name) GLOB '*reduce_scatter*' OR LOWER(p.name) GLOB '*all_gather*'
-          THEN 'gradient sync'
-        ELSE 'other'
-      END AS collective
-    FROM per_comm AS p
+    SELECT c.id, c.ts, c.dur, c.name, c.device, c.stream, c.purpose AS collective,
+      COALESCE(p.comm_ns, 0) AS comm_ns, COALESCE(p.exposed_ns, 0) AS exposed_ns
+    FROM guide_comm_kernel AS c
+    LEFT JOIN piece AS p USING (id)
   ),
   total AS (
-    SELECT SUM(dur) AS comm_ns, SUM(exposed_ns) AS exposed_ns,
+    SELECT SUM(comm_ns) AS comm_ns, SUM(exposed_ns) AS exposed_ns,
       SUM(IIF(collective = 'exchange', exposed_ns, 0)) AS exchange_ns,
       SUM(IIF(collective = 'gradient sync', exposed_ns, 0)) AS sync_ns
     FROM typed
@@ -104,7 +77,7 @@ SELECT
   'GPU ' || p.device || ', stream ' || p.stream AS location,
   p.name AS what,
   p.exposed_ns AS cost_ns,
-  p.dur AS comm_ns,
+  p.comm_ns,
   100.0 * total.exposed_ns / total.comm_ns AS exposed_pct,
   p.collective,
   p.collective = 'gradient sync' AS gradient_syncs,

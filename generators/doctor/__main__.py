@@ -86,6 +86,7 @@ from generators.doctor.detectors import (  # noqa: E402
     load_detectors,
 )
 from generators.doctor.examine import Report, examine  # noqa: E402
+from generators.doctor.ranks import CrossRank, Job, examine_ranks, job_of  # noqa: E402
 from generators.doctor.render import (  # noqa: E402
     DEFAULT_PERFETTO_ORIGIN,
     EXIT_CODES,
@@ -136,7 +137,13 @@ def build_parser() -> argparse.ArgumentParser:
         description=__doc__.split("\n\n")[1].replace("\n", " "),
         epilog="exit codes: " + "; ".join(f"{k}: {v}" for k, v in EXIT_CODES.items()),
     )
-    parser.add_argument("traces", nargs="*", type=Path, metavar="TRACE")
+    parser.add_argument(
+        "traces",
+        nargs="*",
+        type=Path,
+        metavar="TRACE",
+        help="a trace (.json or .json.gz), or a folder: every trace in it",
+    )
     parser.add_argument("--format", choices=[*RENDERERS, "html"], default="text")
     parser.add_argument("-o", "--output", type=Path, help="write the report to this file")
     parser.add_argument("--fail-on", choices=["warning", "error"], help="exit 1 on such findings")
@@ -156,6 +163,12 @@ def build_parser() -> argparse.ArgumentParser:
         default="en",
         help="language of the text, markdown and html reports (json stays English)",
     )
+    parser.add_argument(
+        "--ranks",
+        action="store_true",
+        help="the traces are the ranks of one distributed job: compare them across the ranks "
+        "even where their distributedInfo does not say so",
+    )
     parser.add_argument("--perfetto-origin", default=DEFAULT_PERFETTO_ORIGIN)
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     parser.add_argument("--tp-bin", help="native trace_processor_shell to use")
@@ -167,6 +180,23 @@ def build_parser() -> argparse.ArgumentParser:
         "perfetto package's trace_processor_shell, downloaded if need be) or auto",
     )
     return parser
+
+
+def expand_traces(paths: Sequence[Path]) -> list[Path]:
+    """The traces named: a folder stands for every ``.json`` and ``.json.gz`` file in it (sorted
+    by name). A folder without any is an error (ValueError)."""
+    out: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(
+                p for p in path.iterdir() if p.is_file() and p.name.endswith((".json", ".json.gz"))
+            )
+            if not found:
+                raise ValueError(f"{path}: a folder without any trace (.json or .json.gz)")
+            out += found
+        else:
+            out.append(path)
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -203,6 +233,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
 
+    try:
+        traces = expand_traces(args.traces)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    job = job_of(traces, forced=args.ranks)
+    ranks: CrossRank | Job | None = job
+
     tty = sys.stderr.isatty()
 
     def progress(message: str, *, detail: bool = False) -> None:
@@ -218,9 +256,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     reports: list[Report] = []
     failed = False
     try:
-        for n, path in enumerate(args.traces, 1):
+        if job is not None and job.is_job:
+            reports, ranks, errors = examine_ranks(
+                traces,
+                job,
+                only=tuple(d.id for d in detectors) if args.only else None,
+                overrides=overrides or None,
+                tp_bin=args.tp_bin,
+                engine=args.engine,
+                progress=progress,
+            )
+            for error in errors:
+                print(f"error: {error}", file=sys.stderr)
+            failed = bool(errors)
+        for n, path in enumerate(() if job is not None and job.is_job else traces, 1):
             size = path.stat().st_size if path.is_file() else 0
-            progress(f"[{n}/{len(args.traces)}] loading {path} ({size / 1e6:.1f} MB)")
+            progress(f"[{n}/{len(traces)}] loading {path} ({size / 1e6:.1f} MB)")
             try:
                 options = engine_options(path)
                 if args.engine or args.tp_bin:  # named: it wins over the doctor's default
@@ -229,7 +280,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 def read(done: int, total: int, n: int = n, path: Path = path) -> None:
                     """Progress through a large trace: the engine reads it a chunk at a time,
                     then sorts and imports its events (the longer part, with no progress)."""
-                    where = f"[{n}/{len(args.traces)}]"
+                    where = f"[{n}/{len(traces)}]"
                     if done < total:
                         mb = f"{done / 1e6:.0f} of {total / 1e6:.0f} MB"
                         progress(f"{where} reading {path}: {mb}", detail=True)
@@ -249,9 +300,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         path,
                         detectors,
                         overrides=overrides,
-                        progress=lambda m, n=n: progress(
-                            f"[{n}/{len(args.traces)}] {m}", detail=True
-                        ),
+                        progress=lambda m, n=n: progress(f"[{n}/{len(traces)}] {m}", detail=True),
                     )
             except (TraceOpenError, EngineError) as e:
                 if tty and not args.quiet:
@@ -262,18 +311,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             report.key = f"t{n}"
             reports.append(report)
             progress(
-                f"[{n}/{len(args.traces)}] findings: {len(report.findings)}, {report.seconds:.1f} s"
+                f"[{n}/{len(traces)}] findings: {len(report.findings)}, {report.seconds:.1f} s"
             )
     finally:
         close_engines()
 
     if reports:
         if args.format == "html":
-            text = render_html(reports, args.guide_url, args.perfetto_origin, lang=args.lang)
+            text = render_html(
+                reports, args.guide_url, args.perfetto_origin, lang=args.lang, ranks=ranks
+            )
         elif args.format == "json":
-            text = RENDERERS["json"](reports, args.guide_url)
+            text = RENDERERS["json"](reports, args.guide_url, ranks=ranks)
         else:
-            text = RENDERERS[args.format](reports, args.guide_url, lang=args.lang)
+            text = RENDERERS[args.format](reports, args.guide_url, lang=args.lang, ranks=ranks)
         if args.output:
             atomic_write_text(args.output, text)
             progress(f"report written to {args.output}")

@@ -22,8 +22,9 @@ from typing import Any
 
 from generators.doctor.detectors import Detector
 from generators.doctor.examine import Finding, Limitation, Report
+from generators.doctor.ranks import UNBUCKETED_MIN_PER_STEP, Collective, CrossRank, Job
 from generators.i18n import translated as _t
-from generators.units import format_duration_ns, format_value
+from generators.units import format_bytes, format_duration_ns, format_value
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 DOCS = REPO_ROOT / "docs"
@@ -220,8 +221,13 @@ def to_json_obj(report: Report, base: str) -> dict[str, Any]:
     }
 
 
-def render_json(reports: list[Report], base: str) -> str:
-    return json.dumps([to_json_obj(r, base) for r in reports], indent=1, ensure_ascii=False) + "\n"
+def render_json(reports: list[Report], base: str, ranks: CrossRank | Job | None = None) -> str:
+    """The reports as a JSON list; for the ranks of one job, an object: the reports under
+    ``traces``, the cross-rank section beside them (``job``, ``ranks``, one entry per rank,
+    ``collectives`` and ``unbucketed_all_reduces``)."""
+    traces = [to_json_obj(r, base) for r in reports]
+    data: Any = {"traces": traces, **ranks.to_json()} if isinstance(ranks, CrossRank) else traces
+    return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
 
 
 # ---------------------------------------------------------------- text and Markdown
@@ -248,8 +254,10 @@ def _summary_line(report: Report, lang: str = "en") -> str:
     return line if report.seconds is None else f"{line}; examined in {report.seconds:.1f} s"
 
 
-def render_text(reports: list[Report], base: str, lang: str = "en") -> str:
-    out: list[str] = []
+def render_text(
+    reports: list[Report], base: str, lang: str = "en", ranks: CrossRank | Job | None = None
+) -> str:
+    out: list[str] = render_ranks_text(ranks, lang)
     labels = {
         "Seen": _t(lang, "Seen:  ", "所見: "),
         "Why": _t(lang, "Why:   ", "理由: "),
@@ -326,8 +334,10 @@ def md_cell(text: object) -> str:
     return html.escape(s).replace("|", "&#124;").replace("`", "&#96;").replace("*", "&#42;")
 
 
-def render_markdown(reports: list[Report], base: str, lang: str = "en") -> str:
-    out: list[str] = []
+def render_markdown(
+    reports: list[Report], base: str, lang: str = "en", ranks: CrossRank | Job | None = None
+) -> str:
+    out: list[str] = render_ranks_markdown(ranks, lang)
     for report in reports:
         out.append(f"## {md_cell(report.path.name)}")
         out.append("")
@@ -516,6 +526,7 @@ def render_html(
     *,
     with_findings: bool = True,
     lang: str = "en",
+    ranks: CrossRank | Job | None = None,
 ) -> str:
     """One self-contained HTML file. ``with_findings`` adds the "open with the findings drawn
     as tracks" widget (the site's "check in your browser" page, with the detectors' SQL inside:
@@ -550,7 +561,7 @@ def render_html(
         f"default-src 'none'; script-src {' '.join(_csp_hash(s) for s in scripts)}; "
         f"style-src {_csp_hash(style)}; connect-src 'self'; img-src 'self' data:"
     )
-    body: list[str] = []
+    body: list[str] = [render_ranks_html(ranks, lang)] if ranks is not None else []
     for report in reports:
         body.append(
             f'<article class="trace" data-trace="{_e(report.key)}" '
@@ -652,3 +663,284 @@ RENDERERS = {
     "markdown": render_markdown,
     "json": render_json,
 }
+
+
+# ---------------------------------------------------------------- across the ranks
+
+#: The cross-rank section's heading, in every format.
+RANKS_HEADING = ("Across the ranks", "ランク間の比較")
+#: Aligned collectives listed with their arrivals, the widest spread first.
+LISTED_COLLECTIVES = 5
+#: Arrivals listed per collective (a job of more ranks lists the latest ones).
+LISTED_ARRIVALS = 8
+
+
+def _dur(ns: int | None) -> str:
+    return "–" if ns is None else format_duration_ns(ns)
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else format_value(value, "x_pct")
+
+
+def rank_table(cross: CrossRank, lang: str = "en") -> tuple[list[str], list[list[str]]]:
+    """The per-rank table: column titles and rows, as plain text (each format escapes it)."""
+    head = [
+        _t(lang, "rank", "ランク"),
+        _t(lang, "trace", "トレース"),
+        _t(lang, "steps", "ステップ"),
+        _t(lang, "step time", "ステップ時間"),
+        _t(lang, "GPU busy", "GPU 稼働率"),
+        _t(lang, "communication", "通信"),
+        _t(lang, "exposed communication", "計算と重なっていない通信"),
+        _t(lang, "waiting in collectives", "集団通信での待ち"),
+        _t(lang, "last to arrive", "最後に到着"),
+        _t(lang, "all-reduces per step", "ステップあたりの all-reduce"),
+    ]
+    rows = []
+    for r in cross.ranks:
+        rows.append(
+            [
+                str(r.rank),
+                Path(r.trace).name,
+                str(r.steps),
+                _dur(r.step_ns),
+                _pct(r.busy_pct),
+                _dur(r.comm_ns),
+                f"{_dur(r.exposed_ns)} ({_pct(r.exposed_pct)})",
+                _dur(r.wait_ns),
+                f"{r.last_arrivals} / {r.aligned}",
+                format_value(r.all_reduces_per_step, "n"),
+            ]
+        )
+    return head, rows
+
+
+def ranks_definition(lang: str = "en") -> str:
+    """What the per-rank numbers measure."""
+    return _t(
+        lang,
+        "Inside each rank's profiled steps. GPU busy and communication are unions of intervals "
+        "(work on several streams at once counts once); exposed communication is communication "
+        "kernel time that no compute kernel on the same GPU overlapped (its share of the steps in "
+        "brackets); waiting in collectives is, at the aligned collectives, the time from a rank's "
+        "kernel start to the last rank's; last to arrive counts the aligned collectives at which "
+        "the rank came last.",
+        "各ランクのプロファイルされたステップの中で測ります。GPU 稼働率と通信は区間の和集合です"
+        "（複数のストリームで同時に動いた仕事は 1 回だけ数えます）。計算と重なっていない通信は、"
+        "同じ GPU で計算カーネルが動いていなかった通信カーネルの時間です（括弧内はステップに"
+        "占める割合）。集団通信での待ちは、揃った集団通信で、そのランクのカーネルの開始から"
+        "最後のランクのカーネルの開始までの時間です。最後に到着は、そのランクが最後に来た"
+        "揃った集団通信の数です。",
+    )
+
+
+def _collective_name(c: Collective, lang: str = "en") -> str:
+    group = f", {_t(lang, 'group', 'グループ')} {c.process_group}" if c.process_group else ""
+    return f"{c.kind} #{c.seq}{group}"
+
+
+def collectives_summary(cross: CrossRank, lang: str = "en") -> list[str]:
+    """Sentences on the collectives: how many matched and aligned, who came last most often."""
+    total, aligned = len(cross.collectives), len(cross.aligned)
+    if not total:
+        return [
+            _t(
+                lang,
+                "No communication kernel in any rank's trace: nothing to match across the ranks.",
+                "どのランクのトレースにも通信カーネルがないため、ランク間で突き合わせるものは"
+                "ありません。",
+            )
+        ]
+    out = [
+        _t(
+            lang,
+            f"Collectives: {total} matched across the ranks by process group, kind and order; "
+            f"{aligned} aligned (every rank ran it, and its kernels overlap in time on every "
+            "rank, as one collective's must).",
+            f"集団通信: プロセスグループ、種類、順番でランク間に {total} 個を突き合わせ、"
+            f"そのうち {aligned} 個が揃っています（どのランクも実行し、1 つの集団通信らしく"
+            "全ランクのカーネルが時間的に重なっています）。",
+        )
+    ]
+    if aligned < total:
+        out.append(
+            _t(
+                lang,
+                f"{total - aligned} are not aligned: a rank did not run it, or its kernels do not "
+                "all overlap in time, so the match by order paired different collectives (a trace "
+                "with events missing, as a sampled trace has) or the ranks' clocks disagree. Their "
+                "arrivals are left out of the waits below.",
+                f"{total - aligned} 個は揃っていません。実行していないランクがあるか、カーネルが"
+                "時間的に重なっていないため、順番による突き合わせが別々の集団通信を組み合わせた"
+                "（イベントが欠けたトレース、たとえば間引かれたトレース）か、ランクの時計が"
+                "ずれています。以下の待ち時間には含めません。",
+            )
+        )
+    if aligned:
+        worst = max(cross.ranks, key=lambda r: (r.last_arrivals, r.late_ns, -r.rank))
+        out.append(
+            _t(
+                lang,
+                f"Most often last to arrive: rank {worst.rank}, at {worst.last_arrivals} of the "
+                f"{aligned} aligned collectives; the first rank waited {_dur(worst.late_ns)} for "
+                "it in all (a union of intervals).",
+                f"最も多く最後に到着したのはランク {worst.rank} で、揃った {aligned} 個の集団通信"
+                f"のうち {worst.last_arrivals} 個です。最初のランクがこのランクを待った時間は"
+                f"合計 {_dur(worst.late_ns)}（区間の和集合）です。",
+            )
+        )
+    return out
+
+
+def straggler_lines(cross: CrossRank, lang: str = "en") -> list[str]:
+    """The aligned collectives with the widest spread: the straggler, how late, each arrival."""
+    out = []
+    for c in cross.stragglers[:LISTED_COLLECTIVES]:
+        latest = sorted(c.arrivals.items(), key=lambda kv: (-kv[1], kv[0]))[:LISTED_ARRIVALS]
+        arrivals = ", ".join(
+            f"{_t(lang, 'rank', 'ランク')} {r} +{_dur(ns)}" for r, ns in sorted(latest)
+        )
+        more = len(c.arrivals) - len(latest)
+        if more:
+            arrivals += _t(
+                lang, f" (and {more} earlier)", f"（ほかに {more} ランクがより早く到着）"
+            )
+        out.append(
+            _t(
+                lang,
+                f"{_collective_name(c, lang)}: rank {c.straggler} arrived last, "
+                f"{_dur(c.spread_ns)} after the first; arrivals: {arrivals}",
+                f"{_collective_name(c, lang)}: ランク {c.straggler} が最後に到着し、"
+                f"最初のランクから {_dur(c.spread_ns)} 遅れました。到着: {arrivals}",
+            )
+        )
+    return out
+
+
+def unbucketed_lines(cross: CrossRank, lang: str = "en") -> list[str]:
+    """The call-out on unbucketed all-reduces (none: one line saying so, where any ran)."""
+    out = []
+    for r in cross.unbucketed:
+        if r.all_reduce_median_bytes is not None:
+            size = _t(
+                lang,
+                f"median {format_bytes(r.all_reduce_median_bytes)}",
+                f"中央値 {format_bytes(r.all_reduce_median_bytes)}",
+            )
+        else:
+            size = _t(
+                lang,
+                f"sizes not recorded, median kernel {_dur(r.all_reduce_median_ns)}",
+                f"サイズの記録なし、カーネルの中央値 {_dur(r.all_reduce_median_ns)}",
+            )
+        per_step = format_value(r.all_reduces_per_step, "n")
+        out.append(
+            _t(
+                lang,
+                f"Unbucketed all-reduces on rank {r.rank}: {per_step} all-reduce kernels per step "
+                f"({size}). Gradients are all-reduced tensor by tensor, and each all-reduce pays "
+                "its fixed cost: bucket them (DDP does, `bucket_cap_mb`, 25 MiB by default; by "
+                "hand, flatten the gradients into one buffer first).",
+                f"ランク {r.rank} のバケット化されていない all-reduce: ステップあたり {per_step} 個"
+                f"の all-reduce カーネル（{size}）。勾配をテンソルごとに all-reduce しており、"
+                "1 回ごとに固定のコストがかかります。バケットにまとめてください（DDP はそうします。"
+                "`bucket_cap_mb`、既定は 25 MiB。手で書くなら、先に勾配を 1 つのバッファに"
+                "まとめます）。",
+            )
+        )
+    if not out and any(r.all_reduces for r in cross.ranks):
+        out.append(
+            _t(
+                lang,
+                f"No rank runs {UNBUCKETED_MIN_PER_STEP} or more small all-reduces per step: the "
+                "gradients travel in buckets.",
+                f"ステップあたり {UNBUCKETED_MIN_PER_STEP} 個以上の小さな all-reduce を実行する"
+                "ランクはありません。勾配はバケットにまとめて送られています。",
+            )
+        )
+    return out
+
+
+def render_ranks_text(ranks: CrossRank | Job | None, lang: str = "en") -> list[str]:
+    """The cross-rank section as plain-text lines (none when the question does not arise)."""
+    if ranks is None:
+        return []
+    job = ranks.job if isinstance(ranks, CrossRank) else ranks
+    out = [f"== {_t(lang, *RANKS_HEADING)}", clean(_t(lang, job.reason, job.reason_ja))]
+    if not isinstance(ranks, CrossRank):
+        return [*out, ""]
+    out += ["", ranks_definition(lang), ""]
+    head, rows = rank_table(ranks, lang)
+    widths = [max(len(clean(x)) for x in col) for col in zip(head, *rows, strict=True)]
+    for line in [head, *rows]:
+        out.append("  " + "  ".join(clean(x).ljust(w) for x, w in zip(line, widths, strict=True)))
+    out.append("")
+    out += [clean(s) for s in collectives_summary(ranks, lang)]
+    out += [f"  - {clean(s)}" for s in straggler_lines(ranks, lang)]
+    unbucketed = unbucketed_lines(ranks, lang)
+    if unbucketed:
+        out.append("")
+        out += [clean(s) for s in unbucketed]
+    out.append("")
+    return out
+
+
+def render_ranks_markdown(ranks: CrossRank | Job | None, lang: str = "en") -> list[str]:
+    """The cross-rank section as Markdown lines."""
+    if ranks is None:
+        return []
+    job = ranks.job if isinstance(ranks, CrossRank) else ranks
+    out = [f"## {_t(lang, *RANKS_HEADING)}", "", md_cell(_t(lang, job.reason, job.reason_ja))]
+    if not isinstance(ranks, CrossRank):
+        return [*out, ""]
+    out += ["", md_cell(ranks_definition(lang)), ""]
+    head, rows = rank_table(ranks, lang)
+    out.append("| " + " | ".join(md_cell(h) for h in head) + " |")
+    out.append("| ---: | --- |" + " ---: |" * (len(head) - 2))
+    out += ["| " + " | ".join(md_cell(x) for x in row) + " |" for row in rows]
+    out.append("")
+    out += [md_cell(s) for s in collectives_summary(ranks, lang)]
+    stragglers = straggler_lines(ranks, lang)
+    if stragglers:
+        out.append("")
+        out += [f"- {md_cell(s)}" for s in stragglers]
+    unbucketed = unbucketed_lines(ranks, lang)
+    if unbucketed:
+        out.append("")
+        out += [_md_prose(s) for s in unbucketed]
+    out.append("")
+    return out
+
+
+def _md_prose(text: str) -> str:
+    """The doctor's own sentence with a trace's numbers in Markdown: escaped, `code` kept."""
+    parts = re.split(r"(`[^`]+`)", text)
+    return "".join(p if p.startswith("`") and p.endswith("`") else md_cell(p) for p in parts)
+
+
+def render_ranks_html(ranks: CrossRank | Job | None, lang: str = "en") -> str:
+    """The cross-rank section as one HTML section ('' when the question does not arise)."""
+    if ranks is None:
+        return ""
+    job = ranks.job if isinstance(ranks, CrossRank) else ranks
+    parts = [
+        '<section class="ranks" id="ranks">',
+        f"<h2>{_t(lang, *RANKS_HEADING)}</h2>",
+        f"<p>{_e(_t(lang, job.reason, job.reason_ja))}</p>",
+    ]
+    if isinstance(ranks, CrossRank):
+        head, rows = rank_table(ranks, lang)
+        parts.append(f"<p>{_e(ranks_definition(lang))}</p>")
+        parts.append('<div class="scroll"><table class="ranks-table"><thead><tr>')
+        parts += [f"<th>{_e(h)}</th>" for h in head]
+        parts.append("</tr></thead><tbody>")
+        parts += ["<tr>" + "".join(f"<td>{_e(x)}</td>" for x in row) + "</tr>" for row in rows]
+        parts.append("</tbody></table></div>")
+        parts += [f"<p>{_e(s)}</p>" for s in collectives_summary(ranks, lang)]
+        stragglers = straggler_lines(ranks, lang)
+        if stragglers:
+            parts.append("<ul>" + "".join(f"<li>{_e(s)}</li>" for s in stragglers) + "</ul>")
+        parts += [f"<p>{_prose(s)}</p>" for s in unbucketed_lines(ranks, lang)]
+    parts.append("</section>")
+    return "\n".join(parts)

@@ -13,6 +13,7 @@ without drops costs nothing here.
 from __future__ import annotations
 
 import gzip
+import json
 import re
 import zlib
 from collections import Counter
@@ -120,12 +121,17 @@ def dropped_events(
 #: Kineto writes ``distributedInfo`` in the document's opening, before ``traceEvents``: reading
 #: that much is enough, whatever the file's size.
 _HEAD_BYTES = 1 << 16
+_DISTRIBUTED_INFO = re.compile(rb'"distributedInfo": ?(\{)')
 _WORLD_SIZE = re.compile(rb'"distributedInfo": ?\{[^{}]{0,1000}?"world_size": ?([0-9]{1,9})')
+_RANK = re.compile(rb'"distributedInfo": ?\{[^{}]{0,1000}?"rank": ?([0-9]{1,9})')
+_BACKEND = re.compile(rb'"distributedInfo": ?\{[^{}]{0,1000}?"backend": ?"([A-Za-z0-9_:]{1,40})"')
 
 
-def world_size(path: Path) -> int | None:
-    """The ``distributedInfo`` world size the trace's opening states (None: none stated, or the
-    file cannot be read)."""
+def distributed_info(path: Path) -> dict[str, Any] | None:
+    """The ``distributedInfo`` block the trace's opening holds (Kineto's: ``backend``, ``rank``,
+    ``world_size``, and in recent versions ``pg_count``, ``pg_config``, ``nccl_version``), or
+    None: none stated, or the file cannot be read. A block too long for the opening read (the
+    process groups of a large job) keeps only its ``backend``, ``rank`` and ``world_size``."""
     try:
         with Path(path).open("rb") as f:
             magic = f.read(2)
@@ -134,8 +140,29 @@ def world_size(path: Path) -> int | None:
             head = f.read(_HEAD_BYTES)
     except (OSError, EOFError, zlib.error, gzip.BadGzipFile):
         return None
-    m = _WORLD_SIZE.search(head)
-    return int(m.group(1)) if m else None
+    m = _DISTRIBUTED_INFO.search(head)
+    if not m:
+        return None
+    try:
+        text = head[m.start(1) :].decode("utf-8", errors="replace")
+        info, _ = json.JSONDecoder().raw_decode(text)
+    except ValueError:
+        info = None
+    if not isinstance(info, dict):
+        info = {}
+        for key, pattern in (("world_size", _WORLD_SIZE), ("rank", _RANK), ("backend", _BACKEND)):
+            found = pattern.search(head)
+            if found:
+                value = found.group(1)
+                info[key] = value.decode() if key == "backend" else int(value)
+    return info
+
+
+def world_size(path: Path) -> int | None:
+    """The ``distributedInfo`` world size the trace's opening states (None: none stated, or the
+    file cannot be read)."""
+    value = (distributed_info(path) or {}).get("world_size")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def recovered_steps_sql(steps: list[RecoveredStep]) -> str:

@@ -12,7 +12,10 @@
 -- 'c10::Float8_*' variant 1), complex types ('c10::complex<double>' 16, 'c10::complex<float>'
 -- 8, 'c10::complex<c10::Half>' 4), integer types in the spellings compilers give them ('long
 -- int', 'int64_t', 'long long int' 8; 'int', 'int32_t' 4; 'short int', 'int16_t' 2; 'signed
--- char', 'unsigned char', 'int8_t', 'uint8_t' 1, and their unsigned variants) and 'bool' 1.
+-- char', 'unsigned char', 'int8_t', 'uint8_t' 1, and their unsigned variants) and 'bool' 1;
+-- also PyTorch's own names for them, as a communication kernel's `dtype` argument spells them
+-- ('ComplexDouble' 16; 'Double', 'Long', 'UInt64', 'ComplexFloat' 8; 'Float', 'Int', 'UInt32',
+-- 'ComplexHalf' 4; 'BFloat16', 'Half', 'Short', 'UInt16' 2; 'Char', 'Byte', 'Bool', 'Float8_*' 1).
 -- NULL for anything else ('Scalar', 'ScalarList', quantized or packed types, '').
 CREATE PERFETTO FUNCTION guide_shapes_elem_bytes(
   -- The element type as the trace records it, e.g. 'float', 'c10::BFloat16', 'long int'.
@@ -21,20 +24,23 @@ CREATE PERFETTO FUNCTION guide_shapes_elem_bytes(
 -- Bytes per element, or NULL when the type is not one listed above.
 RETURNS LONG AS
 SELECT CASE
-  WHEN $dtype IN ('c10::complex<double>') THEN 16
+  WHEN $dtype IN ('c10::complex<double>', 'ComplexDouble') THEN 16
   WHEN $dtype IN (
       'double', 'long int', 'int64_t', 'long long int', 'long unsigned int', 'uint64_t',
-      'long long unsigned int', 'c10::complex<float>'
+      'long long unsigned int', 'c10::complex<float>', 'Double', 'Long', 'UInt64', 'ComplexFloat'
     ) THEN 8
   WHEN $dtype IN (
-      'float', 'int', 'int32_t', 'unsigned int', 'uint32_t', 'c10::complex<c10::Half>'
+      'float', 'int', 'int32_t', 'unsigned int', 'uint32_t', 'c10::complex<c10::Half>', 'Float',
+      'Int', 'UInt32', 'ComplexHalf'
     ) THEN 4
   WHEN $dtype IN (
       'c10::BFloat16', 'c10::Half', 'short int', 'short', 'int16_t', 'short unsigned int',
-      'unsigned short', 'uint16_t'
+      'unsigned short', 'uint16_t', 'BFloat16', 'Half', 'Short', 'UInt16'
     ) THEN 2
-  WHEN $dtype IN ('bool', 'signed char', 'unsigned char', 'char', 'int8_t', 'uint8_t') THEN 1
-  WHEN $dtype GLOB 'c10::Float8_*' THEN 1
+  WHEN $dtype IN (
+      'bool', 'signed char', 'unsigned char', 'char', 'int8_t', 'uint8_t', 'Char', 'Byte', 'Bool'
+    ) THEN 1
+  WHEN $dtype GLOB 'c10::Float8_*' OR $dtype GLOB 'Float8_*' THEN 1
   ELSE NULL
 END;
 

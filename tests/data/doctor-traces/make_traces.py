@@ -37,6 +37,10 @@ class Trace:
         ]
         self.gpu = gpu
         self.correlation = 1
+        #: The GPU the kernels run on (a rank's own, in a job's traces).
+        self.device = 0
+        #: Kineto's ``distributedInfo`` block, for a rank of a job.
+        self.distributed: dict | None = None
 
     def cpu(self, cat: str, name: str, ts: float, dur: float, **args: object) -> None:
         self.events.append(
@@ -59,8 +63,10 @@ class Trace:
         dur: float,
         kernels: list[tuple[str, float, float, int]],
         cat: str = "kernel",
+        args: dict | None = None,
     ) -> None:
-        """A runtime call and the GPU activities it started: (name, ts, dur, stream)."""
+        """A runtime call and the GPU activities it started: (name, ts, dur, stream), each with
+        ``args`` beside the usual ones."""
         corr = self.correlation
         self.correlation += 1
         self.cpu("cuda_runtime", api, ts, dur, correlation=corr)
@@ -73,18 +79,23 @@ class Trace:
                     "ph": "X",
                     "cat": cat,
                     "name": name,
-                    "pid": 0,
+                    "pid": self.device,
                     "tid": stream,
                     "ts": kts,
                     "dur": kdur,
-                    "args": {"device": 0, "stream": stream, "correlation": corr},
+                    "args": {
+                        "device": self.device,
+                        "stream": stream,
+                        "correlation": corr,
+                        **(args or {}),
+                    },
                 }
             )
             self.events.append(
                 {
                     "ph": "f",
                     "id": corr,
-                    "pid": 0,
+                    "pid": self.device,
                     "tid": stream,
                     "ts": kts,
                     "cat": "ac2g",
@@ -94,9 +105,12 @@ class Trace:
             )
 
     def write(self, name: str) -> None:
-        doc = {"schemaVersion": 1, "traceEvents": self.events, "displayTimeUnit": "ms"}
+        doc: dict = {"schemaVersion": 1}
+        if self.distributed:  # before the events, where Kineto writes it
+            doc["distributedInfo"] = self.distributed
+        doc |= {"traceEvents": self.events, "displayTimeUnit": "ms"}
         if self.gpu:
-            doc["deviceProperties"] = GPU_PROPS
+            doc["deviceProperties"] = [p | {"id": self.device} for p in GPU_PROPS]
         (HERE / name).write_text(json.dumps(doc, indent=0) + "\n", encoding="utf-8")
 
 
@@ -188,8 +202,60 @@ def hostile_names() -> None:
     t.write("hostile-names.json")
 
 
+#: The process group of the job's all-reduces: a name with markup, a pipe and Markdown, which
+#: every report must show as text.
+HOSTILE_GROUP = "0<script>alert('pg')</script>|*x*"
+
+
+def rank_of_job(rank: int) -> None:
+    """One rank of a two-rank job (its distributedInfo says so): two 10 ms steps, each a 4 ms
+    compute kernel, then 24 small all-reduces (1,000 floats each: 4,000 bytes, unbucketed) 200 µs
+    apart on a stream of their own; the first six run under the compute kernel, the other 18
+    alone. Rank 1 reaches every all-reduce 20 µs after rank 0, and both finish together, so rank
+    0 waits 20 µs at each (its kernels run 70 µs, rank 1's 50 µs). Rank r runs on GPU r."""
+    t = Trace(gpu=True)
+    t.device = rank
+    t.distributed = {"backend": "nccl", "rank": rank, "world_size": 2}
+    late = 20.0 * rank
+    for i in range(2):
+        start = 1000.0 + 10_000 * i
+        t.cpu("user_annotation", f"ProfilerStep#{i}", start, 10_000)
+        t.cpu("cpu_op", "aten::mm", start + 10, 60)
+        t.launch(
+            "cudaLaunchKernel",
+            start + 20,
+            10,
+            [("void compute_kernel(float*)", start + 100, 4000, 7)],
+        )
+        for k in range(24):
+            t.launch(
+                "cudaLaunchKernel",
+                start + 2000 + 200 * k,
+                10,
+                [
+                    (
+                        "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long)",
+                        start + 3000 + 200 * k + late,
+                        70 - late,
+                        20,
+                    )
+                ],
+                args={
+                    "Collective name": "allreduce",
+                    "In msg nelems": 1000,
+                    "Out msg nelems": 1000,
+                    "dtype": "Float",
+                    "Group size": 2,
+                    "Process Group Name": HOSTILE_GROUP,
+                },
+            )
+    t.write(f"job-rank-{rank}.json")
+
+
 if __name__ == "__main__":
     recompiled()
     graphs_and_comm()
     graph_capture()
     hostile_names()
+    rank_of_job(0)
+    rank_of_job(1)
