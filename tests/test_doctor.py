@@ -796,8 +796,8 @@ def _trace_names(path: Path) -> set[str]:
 
 def english_left(text: str, names: set[str]) -> list[str]:
     """The words of the guide's own English in a Japanese text: what is left once the trace's
-    names, code, links, glosses and the detectors' ids and files are taken out, and that is neither a name
-    nor a word a Japanese engineer reads in English."""
+    names, code, links, glosses and the detectors' ids and files are taken out, and that is
+    neither a name nor a word a Japanese engineer reads in English."""
     text = re.sub(r"https?://\S+|`[^`]*`", " ", text)
     # A Japanese word's English gloss: 結合（collate）.
     text = re.sub(r"(?<=[\u3040-\u30ff\u4e00-\u9fff])（[A-Za-z][A-Za-z -]*）", " ", text)
@@ -919,16 +919,16 @@ def test_japanese_gallery_pages_keep_only_names_in_english() -> None:
     """The gallery's Japanese reports, as committed: the same rule, on the traces above."""
     from generators.doctor.gallery import guide_traces, reference_traces
 
-    slugs = {
-        t.path.resolve(): t.slug for t in guide_traces(REPO / "artifacts") + reference_traces()
-    }
+    gallery = {t.path.resolve(): t for t in guide_traces(REPO / "artifacts") + reference_traces()}
     checked = 0
     for trace, _ in JAPANESE_CASES:
-        slug = slugs.get(_trace(trace).resolve())
-        if slug is None:  # a synthetic trace: not in the gallery
+        entry = gallery.get(_trace(trace).resolve())
+        if entry is None:  # a synthetic trace: not in the gallery
             continue
+        slug = entry.slug
         page = (REPO / "artifacts" / "doctor" / f"{slug}.ja.html").read_text(encoding="utf-8")
-        left = english_left(visible_text(page), _trace_names(trace))
+        # The page names where the trace comes from (a repository, its licence) as it is.
+        left = english_left(visible_text(page), _trace_names(trace) | {entry.source})
         assert not left, f"{slug}.ja.html: English left in Japanese: {left}"
         checked += 1
     assert checked >= 10
