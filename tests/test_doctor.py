@@ -780,13 +780,13 @@ _PLAIN_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]{2,}")
 
 
 def _trace_names(path: Path) -> set[str]:
-    """Every name a report may quote from a trace: its events' names, its processes' and
-    threads' names, its GPUs' names (read from the file, as the importer does)."""
+    """Every name a report may quote from a trace: its events' names and categories, its
+    processes' and threads' names, its GPUs' names (read from the file, as the importer does)."""
     from generators import trace_json
 
     names = {str(path), path.name}
     for e in trace_json.load_trace_fast(_trace(path)):
-        for value in (e.get("name"), (e.get("args") or {}).get("name")):
+        for value in (e.get("name"), e.get("cat"), (e.get("args") or {}).get("name")):
             if isinstance(value, str) and len(value.strip()) > 1:
                 # A name and its head (a wrapper's "Torch-Compiled Region" of "...: 0/1").
                 names |= {value.strip(), value.partition(": ")[0].strip()}

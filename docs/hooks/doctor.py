@@ -81,11 +81,26 @@ def _gallery() -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+#: What a detector needs from a trace (its ``needs:`` header), as the Japanese edition says it;
+#: the header's word follows as code.
+NEEDS_JA = {
+    "gpu": "GPU のアクティビティ",
+    "flows": "起動のフロー",
+    "shapes": "入力形状",
+    "steps": "ステップの目印",
+    "device": "GPU のモデル",
+}
+
+
 def _detector_section(det: Detector, page: str, lang: str = "en") -> str:
     rel_sql = det.path.relative_to(REPO_ROOT).as_posix()
     params = "".join(f"\n- `{p.name}` = {p.value}: {p.meaning(lang)}" for p in det.params)
     params = _t(lang, "**Thresholds:**", "**しきい値**:") + f"\n{params}" if params else ""
-    needs = ", ".join(det.needs) or _t(lang, "nothing beyond a trace", "トレースだけ")
+    needs = (
+        ", ".join(det.needs)
+        if lang == "en"
+        else "、".join(f"{NEEDS_JA[n]}（`{n}`）" for n in det.needs)
+    ) or _t(lang, "nothing beyond a trace", "トレースだけ")
     lesson = (
         ""
         if det.guide_page == DOCTOR_PAGE
@@ -95,9 +110,15 @@ def _detector_section(det: Detector, page: str, lang: str = "en") -> str:
     )
     body = "\n".join(fenced(det.sql(), "sql", indent="    "))
     severity, needs_label = _t(lang, "severity", "重大度"), _t(lang, "needs", "必要なもの")
+    # --fail-on takes the English word: the Japanese edition gives it beside its own.
+    severity_shown = _t(
+        lang,
+        f"**{det.severity}**",
+        f"**{severity_label(det.severity, lang)}**（`{det.severity}`）",
+    )
     return f"""### {det.text("title", lang)} {{ #{det.id} }}
 
-`{det.id}` · {severity} **{det.severity}** · {needs_label}: {needs}
+`{det.id}` · {severity} {severity_shown} · {needs_label}: {needs}
 
 {det.text("why", lang)}
 

@@ -467,6 +467,11 @@ def _prose(text: str) -> str:
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", _e(text))
 
 
+def _num(value: object) -> str:
+    """The class of a cell that holds a number (kept on one line: "+0.425 ms", "12.5 µs")."""
+    return ' class="num"' if isinstance(value, int | float) else ""
+
+
 def _html_finding(report: Report, f: Finding, base: str, index: int, lang: str = "en") -> str:
     d = f.detector
     extra = _extra_columns(f)
@@ -489,11 +494,12 @@ def _html_finding(report: Report, f: Finding, base: str, index: int, lang: str =
         parts.append(
             '<div class="scroll"><table class="breakdown"><thead><tr>'
             f"<th>{_e(d.column_title(d.breakdown or '', lang))}</th>"
-            + _t(lang, "<th>rows</th><th>time</th>", "<th>行数</th><th>時間</th>")
+            + _t(lang, "<th>Rows</th><th>Time</th>", "<th>行数</th><th>時間</th>")
             + "</tr></thead><tbody>"
         )
         parts += [
-            f'<tr><td class="what">{_e(v)}</td><td>{n}</td><td>{format_duration_ns(c)}</td></tr>'
+            f'<tr><td class="what">{_e(v)}</td><td class="num">{n}</td>'
+            f'<td class="num">{format_duration_ns(c)}</td></tr>'
             for v, n, c in breakdown_parts(f.breakdown[:10], lang)
         ]
         parts.append("</tbody></table></div>")
@@ -501,7 +507,7 @@ def _html_finding(report: Report, f: Finding, base: str, index: int, lang: str =
         '<div class="scroll"><table class="evidence"><thead><tr>'
         + _t(
             lang,
-            "<th>start</th><th>duration</th><th>where</th><th>what</th>",
+            "<th>Start</th><th>Duration</th><th>Where</th><th>What</th>",
             "<th>開始</th><th>長さ</th><th>場所</th><th>内容</th>",
         )
     )
@@ -509,9 +515,13 @@ def _html_finding(report: Report, f: Finding, base: str, index: int, lang: str =
     parts.append("<th></th></tr></thead><tbody>")
     for r in f.evidence:
         start, end = zoom_window(r, report.bounds)
-        cells = "".join(f"<td>{_e(format_value(ja_twin(r, c, lang), c))}</td>" for c in extra)
+        cells = "".join(
+            f"<td{_num(ja_twin(r, c, lang))}>{_e(format_value(ja_twin(r, c, lang), c))}</td>"
+            for c in extra
+        )
         parts.append(
-            f"<tr><td>{_when(report, r['ts'])}</td><td>{format_duration_ns(r['dur'] or 0)}</td>"
+            f'<tr><td class="num">{_when(report, r["ts"])}</td>'
+            f'<td class="num">{format_duration_ns(r["dur"] or 0)}</td>'
             f"<td>{_e(ja_twin(r, 'location', lang))}</td>"
             f'<td class="what">{_e(ja_twin(r, "what", lang))}</td>{cells}'
             f'<td><button type="button" class="open" data-trace="{_e(report.key)}" '
