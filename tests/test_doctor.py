@@ -11,6 +11,7 @@ names), the small synthetic traces in tests/data/doctor-traces/ (see the README 
 from __future__ import annotations
 
 import html
+import html.parser
 import json
 import re
 import subprocess
@@ -261,8 +262,9 @@ def test_idle_time_inside_the_allocator_is_not_a_host_gap() -> None:
     the GPU idles while the CPU is in the allocator, which is one-time work, not launch
     overhead to fix with compilation or CUDA graphs."""
     idle = _finding(doctor(ref.A100_ADD), "gpu-idle-in-steps")
-    cause, _, cost = idle.breakdown[0]
-    assert cause == "allocator" and cost > 0.9 * idle.cost_ns
+    top = idle.breakdown[0]
+    assert top.value == "allocator" and top.cost_ns > 0.9 * idle.cost_ns
+    assert top.value_ja == "アロケータ"
 
 
 def test_fp32_gemms_name_their_operators_and_a_volta_gets_no_tf32_advice() -> None:
@@ -277,7 +279,8 @@ def test_fp32_gemms_name_their_operators_and_a_volta_gets_no_tf32_advice() -> No
     assert "under a convolution: " in gemm.seen and "畳み込みの下" in gemm.seen_ja
     advice = gemm.rows[0]["advice"]
     assert "float16" in advice and "no TF32" in advice and "TF32" not in advice.split("(")[0]
-    assert advice in gemm.seen and advice in gemm.seen_ja
+    assert advice in gemm.seen and gemm.rows[0]["advice_ja"] in gemm.seen_ja
+    assert "float16" in gemm.rows[0]["advice_ja"] and "TF32 なし" in gemm.rows[0]["advice_ja"]
     # An Ampere GPU keeps the TF32 advice.
     ampere = _finding(doctor(CUDA / "matmul_add/large_fp32"), "fp32-gemm")
     assert "TF32" in ampere.rows[0]["advice"] and "torch.float16" not in ampere.rows[0]["advice"]
@@ -414,9 +417,11 @@ def test_every_detector_has_its_prose_in_japanese() -> None:
             assert JAPANESE.search(ja), (det.id, name, ja)
             assert "  " not in ja, (det.id, name)  # continuation lines joined cleanly
         # The same numbers in both languages: the same placeholders, each filled the same way.
-        assert set(template_fields(det.seen)) == set(template_fields(det.text("seen", "ja")))
+        # (A Japanese template may name a column's Japanese twin: {first(advice_ja)}.)
+        seen_ja = re.sub(r"(\w+)_ja\)", r"\1)", det.text("seen", "ja"))
+        assert set(template_fields(det.seen)) == set(template_fields(seen_ja))
         assert set(re.findall(r"\{[^{}]*\}", det.seen)) == set(
-            re.findall(r"\{[^{}]*\}", det.text("seen", "ja"))
+            re.findall(r"\{[^{}]*\}", seen_ja)
         ), det.id
         for p in det.params:
             assert JAPANESE.search(p.meaning("ja")), (det.id, p.name)
@@ -439,6 +444,13 @@ def test_japanese_fields_are_checked(tmp_path: Path) -> None:
         parse_detector(bad)
     bad.write_text(re.sub(r"^-- param_ja: .*\n", "", source, flags=re.M), encoding="utf-8")
     with pytest.raises(DetectorError, match="param_ja must translate each param"):
+        parse_detector(bad)
+    # Every column a report may show has a title in both languages, the breakdown's too.
+    bad.write_text(source.replace("kernel=カーネル, ", ""), encoding="utf-8")
+    with pytest.raises(DetectorError, match="columns_ja must title exactly the columns"):
+        parse_detector(bad)
+    bad.write_text(re.sub(r"^-- columns(_ja)?: .*\n", "", source, flags=re.M), encoding="utf-8")
+    with pytest.raises(DetectorError, match="must title the breakdown column 'kernel'"):
         parse_detector(bad)
 
 
@@ -733,3 +745,208 @@ def test_a_report_made_without_the_flag_links_to_the_configured_site(
     assert main([trace, *only, "--format", "html", "--lang", "ja", "-o", str(html_out)]) == 0
     assert 'href="https://guide.example/sub/ja/part-' in html_out.read_text()
     assert "127.0.0.1" not in html_out.read_text()
+
+
+# ------------------------------------------------------------------ Japanese reports
+
+#: Latin-script words a Japanese report keeps: the names a Japanese engineer reads in English
+#: (tools, libraries, hardware, APIs, acronyms, GPU architectures). A word made of letters only
+#: that is neither here nor in the trace's own names is the guide's English left untranslated.
+#: Names with digits, underscores, dots, colons, ``#`` or inner capitals (``aten::copy_``,
+#: ``torch.compile``, ``ProfilerStep#3``, ``cudaStreamSynchronize``, ``PyTorch``) pass as
+#: names; command-line options and code are set as code (``...``) by the prose.
+JAPANESE_KEEPS = frozenset(
+    [
+        # Tools, libraries, vendors, hardware, and the command's own name (docs-ja/terms.md).
+        *("Perfetto", "UI", "Kineto", "CUPTI", "NVIDIA", "AMD", "ROCm", "CUDA", "HIP", "NCCL"),
+        *("MTIA", "GPU", "GPUs", "CPU", "SM", "Tensor", "Volta", "Turing", "Ampere", "Hopper"),
+        # Modules and models the Japanese edition names in English (nn.Linear, an MLP).
+        *("Linear", "MLP"),
+        *("Inductor", "Dynamo", "Triton", "DDP", "FSDP", "SDPA", "Python", "doctor", "dtype"),
+        # NVIDIA's name for a GPU's generation (compute capability 7.x).
+        *("compute", "capability"),
+        # Kinds of work and kernels the guide names in English in both editions.
+        *("GEMM", "GEMMs", "FMA", "MMA", "TF", "TFLOP", "FLOP", "FLOPs", "DtoH", "HtoD", "DtoD"),
+        *("fp", "bf", "autocast", "matmul", "foreach", "fused", "memset", "fill", "math"),
+        # PyTorch's execution modes (the guide's variant names: eager, compiled).
+        *("eager",),
+        # Formats and units (a quantity named by a letter, every N steps, passes as a name).
+        *("JSON", "SQL", "HTML", "http", "https", "gzip", "ms", "ns", "s", "MB", "GB", "KB"),
+        *("bytes", "x"),
+    ]
+)
+_NAME_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9_.:#+/=<>*&\-]*(?:\(\))?")
+_PLAIN_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]{2,}")
+
+
+def _trace_names(path: Path) -> set[str]:
+    """Every name a report may quote from a trace: its events' names and categories, its
+    processes' and threads' names, its GPUs' names (read from the file, as the importer does)."""
+    from generators import trace_json
+
+    names = {str(path), path.name}
+    for e in trace_json.load_trace_fast(_trace(path)):
+        for value in (e.get("name"), e.get("cat"), (e.get("args") or {}).get("name")):
+            if isinstance(value, str) and len(value.strip()) > 1:
+                # A name and its head (a wrapper's "Torch-Compiled Region" of "...: 0/1").
+                names |= {value.strip(), value.partition(": ")[0].strip()}
+    names |= {str(p.get("name")) for p in trace_json.device_properties(_trace(path))}
+    return names
+
+
+def english_left(text: str, names: set[str]) -> list[str]:
+    """The words of the guide's own English in a Japanese text: what is left once the trace's
+    names, code, links, glosses and the detectors' ids and files are taken out, and that is
+    neither a name nor a word a Japanese engineer reads in English."""
+    text = re.sub(r"https?://\S+|`[^`]*`", " ", text)
+    # A Japanese word's English gloss: 結合（collate）.
+    text = re.sub(r"(?<=[\u3040-\u30ff\u4e00-\u9fff])（[A-Za-z][A-Za-z -]*）", " ", text)
+    ids = {n for d in load_detectors() for n in (d.id, d.path.name)}
+    for name in sorted(names | ids, key=len, reverse=True):
+        text = text.replace(name, " ")
+    return sorted(
+        {
+            w
+            for w in _NAME_LIKE.findall(text)
+            if _PLAIN_WORD.fullmatch(w) and w not in JAPANESE_KEEPS
+        }
+    )
+
+
+class _VisibleText(html.parser.HTMLParser):
+    """A page's text as a reader sees it, less code (SQL, ids, commands) and scripts."""
+
+    SKIP = frozenset({"script", "style", "code", "pre", "title"})
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parts: list[str] = []
+        self._skipping = 0
+
+    def handle_starttag(self, tag: str, attrs) -> None:  # type: ignore[no-untyped-def]
+        self._skipping += tag in self.SKIP
+
+    def handle_endtag(self, tag: str) -> None:
+        self._skipping -= tag in self.SKIP
+
+    def handle_data(self, data: str) -> None:
+        if not self._skipping:
+            self.parts.append(data)
+
+
+def visible_text(page: str) -> str:
+    parser = _VisibleText()
+    parser.feed(page)
+    return "\n".join(parser.parts)
+
+
+def _ja_fields(value: object) -> list[str]:
+    """Every string under a ``*_ja`` key of a JSON report."""
+    if isinstance(value, dict):
+        return [
+            s
+            for k, v in value.items()
+            for s in ([v] if k.endswith("_ja") and isinstance(v, str) else _ja_fields(v))
+        ]
+    if isinstance(value, list):
+        return [s for v in value for s in _ja_fields(v)]
+    return []
+
+
+#: The reports checked in Japanese: every detector's firing case (the reports the firing tests
+#: made), and reference traces whose trust gates say the most (dropped events and recovered
+#: steps, no GPU, no flows nor GPU model, importer drops without steps).
+JAPANESE_CASES = sorted(
+    {(fire, json.dumps({d: FIRE_OVERRIDES[d]} if d in FIRE_OVERRIDES else None)) for d, (fire, _)
+     in CASES.items()}
+    | {(t, "null") for t in (ref.H100_BERT, ref.A100_CPU_SIDE, ref.GPU_UNLISTED, ref.A100_ADD)},
+    key=str,
+)  # fmt: skip
+
+
+def test_japanese_reports_keep_only_names_in_english() -> None:
+    """In every format, a Japanese report's Latin-script words are the trace's names, code, or
+    names on the allow-list: the evidence lines, breakdowns, column titles and trust lines are
+    Japanese. The English report of the same trace says the same in English."""
+    seen_columns: set[str] = set()
+    for trace, overrides in JAPANESE_CASES:
+        report = doctor(trace, json.loads(overrides))
+        names = _trace_names(trace)
+        outputs = {
+            "text": render_text([report], "https://x.test/ja/", lang="ja"),
+            "markdown": html.unescape(render_markdown([report], "https://x.test/ja/", lang="ja")),
+            "html": visible_text(render_html([report], "https://x.test/ja/", lang="ja")),
+            "json": "\n".join(_ja_fields(json.loads(render_json([report], "https://x.test/"))[0])),
+        }
+        for form, out in outputs.items():
+            left = english_left(out, names)
+            assert not left, f"{trace.name} ({form}): English left in Japanese: {left}"
+        english = render_text([report], "https://x.test/")
+        assert english_left(english, names), "the check finds English where there is some"
+        for f in report.findings:
+            assert f.seen in english
+            for row in f.evidence:
+                assert f"{row['location']}: {row['what']}" in english
+                assert f"{row['location_ja']}: {row['what_ja']}" in outputs["text"]
+            seen_columns |= set(f.rows[0])
+    # Every text column with a Japanese twin was shown in some case.
+    assert {"what_ja", "location_ja", "cause_ja", "kind_ja", "caller_ja"} <= seen_columns
+
+
+def test_every_shown_column_has_a_title_in_both_languages() -> None:
+    """The columns a report may show beyond the evidence ones (a breakdown, the columns that
+    tell rows apart) have human titles, in English and in Japanese; and a column's Japanese
+    twin is a column the detector also returns."""
+    for det_id, (fire, _) in CASES.items():
+        overrides = {det_id: FIRE_OVERRIDES[det_id]} if det_id in FIRE_OVERRIDES else None
+        finding = _finding(doctor(fire, overrides), det_id)
+        det = finding.detector
+        columns = set(finding.rows[0])
+        shown = {
+            c for c in columns if c not in {"ts", "dur", "location", "what", "cost_ns", "evidence"}
+        }
+        for c in shown:
+            if c.endswith("_ja"):
+                assert c.removesuffix("_ja") in columns, (det_id, c)
+                continue
+            assert det.column_title(c) != c and det.column_title(c, "ja") != c, (det_id, c)
+            assert JAPANESE.search(det.column_title(c, "ja")) or c == "gpu_name", (det_id, c)
+        # No title for a column the query does not return.
+        assert set(det.titles["en"]) <= columns, (det_id, set(det.titles["en"]) - columns)
+
+
+def test_japanese_gallery_pages_keep_only_names_in_english() -> None:
+    """The gallery's Japanese reports, as committed: the same rule, on the traces above."""
+    from generators.doctor.gallery import guide_traces, reference_traces
+
+    gallery = {t.path.resolve(): t for t in guide_traces(REPO / "artifacts") + reference_traces()}
+    checked = 0
+    for trace, _ in JAPANESE_CASES:
+        entry = gallery.get(_trace(trace).resolve())
+        if entry is None:  # a synthetic trace: not in the gallery
+            continue
+        slug = entry.slug
+        page = (REPO / "artifacts" / "doctor" / f"{slug}.ja.html").read_text(encoding="utf-8")
+        # The page names where the trace comes from (a repository, its licence) as it is.
+        left = english_left(visible_text(page), _trace_names(trace) | {entry.source})
+        assert not left, f"{slug}.ja.html: English left in Japanese: {left}"
+        checked += 1
+    assert checked >= 10
+
+
+def test_cli_speaks_japanese(tmp_path: Path) -> None:
+    """--lang ja: the progress lines, the report and the errors are Japanese."""
+    result = run_doctor(str(ref.A100_ADD), "--lang", "ja")
+    assert result.returncode == 0, result.stderr
+    assert f"doctor: [1/1] {ref.A100_ADD} を読み込みます" in result.stderr
+    assert re.search(r"doctor: \[1/1\] 所見 \d+ 件", result.stderr)
+    assert not english_left(result.stdout, _trace_names(ref.A100_ADD))
+    assert not english_left(result.stderr, {str(ref.A100_ADD)})
+    broken = tmp_path / "broken.json.gz"
+    broken.write_bytes(b"\x1f\x8b\x08\x00garbage")
+    bad = run_doctor(str(broken), str(tmp_path / "nope.json"), "-q", "--lang", "ja")
+    assert bad.returncode == 2
+    assert f"エラー: {broken}: gzip のデータを展開できません" in bad.stderr
+    assert f"エラー: {tmp_path / 'nope.json'}: ファイルがありません" in bad.stderr
+    unknown = run_doctor(str(HOSTILE), "--only", "no-such-detector", "--lang", "ja")
+    assert "エラー: 不明な検出器 no-such-detector" in unknown.stderr

@@ -37,9 +37,14 @@ if str(REPO_ROOT) not in sys.path:
 
 from generators import env  # noqa: E402
 from generators.doctor.browser import widget_html  # noqa: E402
-from generators.doctor.detectors import Detector, load_detectors  # noqa: E402
+from generators.doctor.detectors import Detector, ja_twin, load_detectors  # noqa: E402
 from generators.doctor.gallery import GALLERY_DIR, GALLERY_FILE  # noqa: E402
-from generators.doctor.render import _slug, guide_section  # noqa: E402
+from generators.doctor.render import (  # noqa: E402
+    _slug,
+    breakdown_heading,
+    guide_section,
+    severity_label,
+)
 from generators.i18n import edition_language  # noqa: E402
 from generators.i18n import translated as _t  # noqa: E402
 from generators.markdown import fenced  # noqa: E402
@@ -76,11 +81,26 @@ def _gallery() -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+#: What a detector needs from a trace (its ``needs:`` header), as the Japanese edition says it;
+#: the header's word follows as code.
+NEEDS_JA = {
+    "gpu": "GPU のアクティビティ",
+    "flows": "起動のフロー",
+    "shapes": "入力形状",
+    "steps": "ステップの目印",
+    "device": "GPU のモデル",
+}
+
+
 def _detector_section(det: Detector, page: str, lang: str = "en") -> str:
     rel_sql = det.path.relative_to(REPO_ROOT).as_posix()
     params = "".join(f"\n- `{p.name}` = {p.value}: {p.meaning(lang)}" for p in det.params)
     params = _t(lang, "**Thresholds:**", "**しきい値**:") + f"\n{params}" if params else ""
-    needs = ", ".join(det.needs) or _t(lang, "nothing beyond a trace", "トレースだけ")
+    needs = (
+        ", ".join(det.needs)
+        if lang == "en"
+        else "、".join(f"{NEEDS_JA[n]}（`{n}`）" for n in det.needs)
+    ) or _t(lang, "nothing beyond a trace", "トレースだけ")
     lesson = (
         ""
         if det.guide_page == DOCTOR_PAGE
@@ -90,9 +110,15 @@ def _detector_section(det: Detector, page: str, lang: str = "en") -> str:
     )
     body = "\n".join(fenced(det.sql(), "sql", indent="    "))
     severity, needs_label = _t(lang, "severity", "重大度"), _t(lang, "needs", "必要なもの")
+    # --fail-on takes the English word: the Japanese edition gives it beside its own.
+    severity_shown = _t(
+        lang,
+        f"**{det.severity}**",
+        f"**{severity_label(det.severity, lang)}**（`{det.severity}`）",
+    )
     return f"""### {det.text("title", lang)} {{ #{det.id} }}
 
-`{det.id}` · {severity} **{det.severity}** · {needs_label}: {needs}
+`{det.id}` · {severity} {severity_shown} · {needs_label}: {needs}
 
 {det.text("why", lang)}
 
@@ -144,7 +170,7 @@ def render_gallery(page_url: str, lang: str = "en") -> str:
             findings = entry["findings"]
             items = "".join(
                 f'<li><span class="pg-doctor__sev pg-doctor__sev--{_e(f["severity"])}">'
-                f"{_e(f['severity'])}</span> "
+                f"{_e(severity_label(f['severity'], lang))}</span> "
                 f'<a href="{_e(doctor_url)}#{_e(f["id"])}">{_e(title(f))}</a>'
                 + _t(lang, " ({}): ", "（{}）: ").format(_e(format_duration_ns(f["cost_ns"])))
                 + f"{_e(f[_t(lang, 'seen', 'seen_ja')])}</li>"
@@ -214,23 +240,24 @@ def render_example(slug: str, lang: str = "en") -> str:
                     else (f["title"], f["seen"], f["try"])
                 )
                 lines.append(
-                    f"{i}. {f['severity'].upper()}: {title} [{f['id']}], "
+                    f"{i}. {severity_label(f['severity'], lang).upper()}: {title} [{f['id']}], "
                     f"{format_duration_ns(f['cost_ns'])}"
                 )
                 lines.append(_t(lang, "   Seen:  ", "   所見: ") + seen)
                 lines.append(_t(lang, "   Try:   ", "   対策: ") + try_)
                 if f["breakdown"]:  # what the rows add up to, before three of them
                     parts = [
-                        f"{_short(b['value'])}: {b['rows']:,} × {format_duration_ns(b['cost_ns'])}"
+                        f"{_short(ja_twin(b, 'value', lang))}: {b['rows']:,} × "
+                        f"{format_duration_ns(b['cost_ns'])}"
                         for b in f["breakdown"][:4]
                     ]
                     lines.append(
-                        _t(lang, f"   By {det.breakdown}: ", f"   {det.breakdown} 別: ")
-                        + "; ".join(parts)
+                        f"   {breakdown_heading(det, lang)}" + _t(lang, "; ", "、").join(parts)
                     )
                 for r in f["evidence"][:3]:
                     lines.append(
-                        f"     {format_duration_ns(r['dur'] or 0):>9}  {r['location']}: {r['what']}"
+                        f"     {format_duration_ns(r['dur'] or 0):>9}  "
+                        f"{ja_twin(r, 'location', lang)}: {ja_twin(r, 'what', lang)}"
                     )
             return "\n".join(fenced("\n".join(lines), "text"))
     raise PluginError(f"doctor_example({slug!r}): no such trace in the gallery")

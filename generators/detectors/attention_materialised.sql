@@ -5,6 +5,8 @@
 -- relies: operators
 -- guide: part-3/02-sdpa-backends.md#the-math-backend-the-reference-not-the-fast-path
 -- breakdown: operator
+-- columns: gpu_ns=GPU time launched, operator=Operator
+-- columns_ja: gpu_ns=起動した GPU 時間, operator=演算子
 -- seen: Operators that built a full sequence × sequence score matrix in memory: {count}
 --   ({sum(cost_ns)} of CPU time in them; GPU time launched from them: {sum(gpu_ns)}).
 -- seen_ja: 系列長 × 系列長のスコア行列をまるごとメモリ上に作った演算子が {count}
@@ -99,7 +101,9 @@ SELECT
   sc.ts,
   sc.dur,
   COALESCE(sc.thread_name, 'thread ' || sc.tid) AS location,
+  COALESCE(sc.thread_name, 'スレッド ' || sc.tid) AS location_ja,
   sc.name || IIF(sc.dims IS NULL, '', ' ' || sc.dims) AS what,
+  sc.name || IIF(sc.dims IS NULL, '', ' ' || sc.dims) AS what_ja,
   sc.dur AS cost_ns,
   IIF(EXISTS (SELECT 1 FROM guide_kineto_gpu_activity), COALESCE(gpu.gpu_ns, 0), NULL) AS gpu_ns,
   sc.name AS operator

@@ -10,6 +10,8 @@
 -- needs: gpu
 -- relies: kernels
 -- guide: check-your-trace.md#comm-exposed
+-- columns: comm_ns=Communication time, exposed_pct=Exposed share, collective=Collective, gradient_syncs=Gradient sync, exchanges=Exchange, advice=Advice
+-- columns_ja: comm_ns=通信時間, exposed_pct=計算と重ならない割合, collective=集団通信の種類, gradient_syncs=勾配の同期, exchanges=交換, advice=対策
 -- seen: Communication kernels: {count}, {sum(comm_ns)} in all, of which {sum(cost_ns)} with
 --   no compute kernel running on the same GPU ({first(exposed_pct)}); all-reduce, reduce-scatter
 --   or all-gather: {sum(gradient_syncs)}, send/receive or all-to-all: {sum(exchanges)}. What
@@ -75,11 +77,15 @@ SELECT
   p.ts,
   p.dur,
   'GPU ' || p.device || ', stream ' || p.stream AS location,
+  'GPU ' || p.device || '、ストリーム ' || p.stream AS location_ja,
   p.name AS what,
+  p.name AS what_ja,
   p.exposed_ns AS cost_ns,
   p.comm_ns,
   100.0 * total.exposed_ns / total.comm_ns AS exposed_pct,
   p.collective,
+  CASE p.collective WHEN 'gradient sync' THEN '勾配の同期' WHEN 'exchange' THEN '交換'
+    ELSE 'その他' END AS collective_ja,
   p.collective = 'gradient sync' AS gradient_syncs,
   p.collective = 'exchange' AS exchanges,
   -- The advice that fits the traffic most of the exposed time is, by its code names alone (the

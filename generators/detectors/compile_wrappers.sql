@@ -6,6 +6,8 @@
 -- scope: loop
 -- guide: part-2/02-mlp.md#what-the-wrappers-cost
 -- breakdown: wrapper
+-- columns: wrapper=Wrapper
+-- columns_ja: wrapper=ラッパー
 -- seen: torch.compile's wrappers inside the loop: {count} calls, {sum(cost_ns)} of CPU time of
 --   their own: time inside them not spent in a profiled operator below (guard checks, cache
 --   lookups, Inductor's Python wrapper and kernel launcher).
@@ -56,7 +58,9 @@ SELECT
   w.ts,
   w.dur,
   COALESCE(t.name, 'thread ' || t.tid) AS location,
+  COALESCE(t.name, 'スレッド ' || t.tid) AS location_ja,
   w.name AS what,
+  w.name AS what_ja,
   w.dur - COALESCE(c.child_ns, 0) AS cost_ns,
   IIF(w.name GLOB 'Torch-Compiled Region*', 'Torch-Compiled Region', w.name) AS wrapper
 FROM wrapper AS w

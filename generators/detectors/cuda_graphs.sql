@@ -5,6 +5,8 @@
 -- needs: gpu, flows
 -- relies: kernels
 -- guide: part-4/03-batch-and-cuda-graphs.md#what-a-static-cache-and-cuda-graphs-change
+-- columns: kernels=Kernels replayed, gpu_ns=GPU time
+-- columns_ja: kernels=再生したカーネル, gpu_ns=GPU 時間
 -- seen: CUDA graph launches: {count}, replaying {sum(kernels)} kernels ({sum(gpu_ns)} of GPU
 --   time).
 -- seen_ja: CUDA グラフの起動が {count} 回あり、{sum(kernels)} 個のカーネルを再生しました（GPU 時間
@@ -43,7 +45,9 @@ SELECT
   ts,
   dur,
   'GPU ' || device AS location,
+  'GPU ' || device AS location_ja,
   name || ': ' || kernels || ' kernels' AS what,
+  name || ': カーネル ' || kernels || ' 個' AS what_ja,
   dur AS cost_ns,
   kernels,
   gpu_ns

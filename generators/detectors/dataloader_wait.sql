@@ -10,6 +10,8 @@
 -- needs: steps
 -- relies: cpu-time, steps
 -- guide: part-5/02-optimizer-and-data.md#the-data
+-- columns: loop_ns=Loop time, data_pct=Share of the loop
+-- columns_ja: loop_ns=ループの時間, data_pct=ループに占める割合
 -- seen: Fetching the next batch took {sum(cost_ns)} of the loop's {first(loop_ns)}
 --   ({first(data_pct)}; calls: {count}).
 -- seen_ja: 次のバッチの取得に、ループ全体 {first(loop_ns)} のうち {sum(cost_ns)}
@@ -49,7 +51,9 @@ SELECT
   f.ts,
   f.dur,
   COALESCE(t.name, 'thread ' || t.tid) AS location,
+  COALESCE(t.name, 'スレッド ' || t.tid) AS location_ja,
   f.name AS what,
+  f.name AS what_ja,
   f.dur AS cost_ns,
   loop.loop_ns,
   100.0 * total.fetch_ns / loop.loop_ns AS data_pct

@@ -11,6 +11,8 @@
 -- relies: kernels
 -- guide: part-2/03-kernel-names.md#library-gemms
 -- breakdown: kernel
+-- columns: kernel=Kernel, caller=Launched under, convolutions=Under a convolution, matmuls=Under a matrix multiply, gemm_pct=Share of kernel time, gpu_name=GPU, advice=Way onto the tensor cores
+-- columns_ja: kernel=カーネル, caller=起動元, convolutions=畳み込みの下, matmuls=行列積の下, gemm_pct=カーネル時間に占める割合, gpu_name=GPU, advice=Tensor コアを使う方法
 -- seen: GEMM kernels in fp32 on the FMA units (no tensor cores): {count}, {sum(cost_ns)} of
 --   GPU time ({first(gemm_pct)} of all kernel time), on a GPU with tensor cores
 --   ({first(gpu_name)}); launched under a convolution: {sum(convolutions)}, under a matrix
@@ -18,7 +20,7 @@
 -- seen_ja: Tensor コアを持つ GPU（{first(gpu_name)}）で、Tensor コアを使わず FMA ユニット上で fp32
 --   のまま動いた GEMM カーネルが {count} 個あり、GPU 時間は {sum(cost_ns)} です（カーネル時間全体の
 --   {first(gemm_pct)}）。畳み込みの下で起動されたものが {sum(convolutions)} 個、行列積の下で
---   起動されたものが {sum(matmuls)} 個です。この GPU の Tensor コアを使う方法: {first(advice)}。
+--   起動されたものが {sum(matmuls)} 個です。この GPU の Tensor コアを使う方法: {first(advice_ja)}。
 -- why: Tensor cores multiply matrices many times faster than the FMA units. On Ampere and later
 --   GPUs PyTorch keeps fp32 matrix multiplies off them by default (TF32 is off for matmul, on for
 --   cuDNN convolutions); a Volta or Turing GPU has no TF32 at all, only fp16 tensor cores. Kernel
@@ -100,7 +102,12 @@ WITH
         WHEN MAX(a.name GLOB '*conv*') THEN 'convolution'
         WHEN MAX(a.name GLOB 'aten::*mm*' OR a.name GLOB 'aten::linear*'
           OR a.name GLOB 'aten::matmul*' OR a.name GLOB 'aten::einsum*') THEN 'matmul'
-      END AS kind
+      END AS kind,
+      CASE
+        WHEN MAX(a.name GLOB '*conv*') THEN '畳み込み'
+        WHEN MAX(a.name GLOB 'aten::*mm*' OR a.name GLOB 'aten::linear*'
+          OR a.name GLOB 'aten::matmul*' OR a.name GLOB 'aten::einsum*') THEN '行列積'
+      END AS kind_ja
     FROM guide_kineto_launch_link AS ll
     JOIN ancestor_slice(ll.launch_id) AS a
     WHERE ll.gpu_id IN (SELECT id FROM fp32) AND a.category = 'cpu_op'
@@ -115,20 +122,27 @@ SELECT
   fp32.ts,
   fp32.dur,
   'GPU ' || fp32.device || ', stream ' || fp32.stream AS location,
+  'GPU ' || fp32.device || '、ストリーム ' || fp32.stream AS location_ja,
   fp32.name || IIF(c.kind IS NULL, '', ' (under a ' || c.kind || ')') AS what,
+  fp32.name || IIF(c.kind IS NULL, '', '（' || c.kind_ja || 'の下で起動）') AS what_ja,
   fp32.dur AS cost_ns,
   fp32.name AS kernel,
   COALESCE(c.kind, 'operator unknown') AS caller,
+  COALESCE(c.kind_ja, '演算子は不明') AS caller_ja,
   c.kind = 'convolution' AS convolutions,
   c.kind = 'matmul' AS matmuls,
   100.0 * total.fp32_ns / total.kernel_ns AS gemm_pct,
   gpu.name AS gpu_name,
   -- Volta and Turing (compute capability 7.x) have no TF32: fp16 is their only way onto the
-  -- tensor cores. Code and option names only, the same in every language.
+  -- tensor cores. Code and option names, joined in each language's words.
   IIF(gpu.compute_major < 8,
     'torch.autocast with dtype=torch.float16 (compute capability ' || gpu.compute_major
       || '.x: no TF32)',
-    'torch.autocast with dtype=torch.bfloat16, or TF32') AS advice
+    'torch.autocast with dtype=torch.bfloat16, or TF32') AS advice,
+  IIF(gpu.compute_major < 8,
+    'dtype=torch.float16 の torch.autocast（compute capability ' || gpu.compute_major
+      || '.x: TF32 なし）',
+    'dtype=torch.bfloat16 の torch.autocast、または TF32') AS advice_ja
 FROM fp32
 CROSS JOIN total
 CROSS JOIN gpu

@@ -14,6 +14,8 @@
 -- scope: loop
 -- guide: part-1/01-first-trace.md#reading-the-table-where-does-the-time-go
 -- breakdown: cause
+-- columns: cause=Cause, loop_ns=Loop time, idle_pct=Idle share per device
+-- columns_ja: cause=原因, loop_ns=ループの時間, idle_pct=デバイスあたりのアイドルの割合
 -- seen: Between its activities the GPU sat idle for {sum(cost_ns)} of the loop's
 --   {first(loop_ns)} ({first(idle_pct)} per device; gaps: {count}).
 -- seen_ja: GPU は処理の合間に、ループ全体 {first(loop_ns)} のうち {sum(cost_ns)}
@@ -23,18 +25,18 @@
 --   that the CPU had stopped to wait for the GPU and only then launched more, "profiler" that
 --   CUPTI's buffer request stalled the CPU (not the code's cost), "other" that the work was
 --   launched in time but started late (a wait on another stream or an event).
--- why_ja: どの隙間も、GPU が働けたはずの時間です。原因は見るべき場所を示します。「host」は GPU
---   の仕事が尽きたときに起動呼び出しがまだ実行中だったこと（CPU が追いつけなかった）、「sync」は
---   CPU が GPU を待つために止まり、その後でようやく次を起動したこと、「profiler」は CUPTI
+-- why_ja: どの隙間も、GPU が働けたはずの時間です。原因は見るべき場所を示します。「ホスト」は GPU
+--   の仕事が尽きたときに起動呼び出しがまだ実行中だったこと（CPU が追いつけなかった）、「同期」は
+--   CPU が GPU を待つために止まり、その後でようやく次を起動したこと、「プロファイラ」は CUPTI
 --   のバッファ要求が CPU を止めたこと（コードのコストではありません）、
---   「other」は仕事は間に合うように起動されたのに開始が遅れたこと（別のストリームやイベントの待ち）
+--   「その他」は仕事は間に合うように起動されたのに開始が遅れたこと（別のストリームやイベントの待ち）
 --   を意味します。
 -- try: For "host": less CPU work per kernel (torch.compile, CUDA graphs, larger batches). For
 --   "sync": remove the synchronisation from the loop (see sync-in-loop). For "other": look at
 --   the streams and events the next kernel waited on.
--- try_ja: 「host」には、カーネルあたりの CPU の仕事を減らします（torch.compile、CUDA グラフ、
---   大きなバッチ）。「sync」には、ループから同期を取り除きます（sync-in-loop を参照）。
---   「other」には、次のカーネルが待っていたストリームとイベントを調べます。
+-- try_ja: 「ホスト」には、カーネルあたりの CPU の仕事を減らします（torch.compile、CUDA グラフ、
+--   大きなバッチ）。「同期」には、ループから同期を取り除きます（sync-in-loop を参照）。
+--   「その他」には、次のカーネルが待っていたストリームとイベントを調べます。
 -- after: The GPU row shows kernels back to back, and the gaps that remain are short and rare.
 -- after_ja: GPU の行にカーネルが隙間なく並び、残る隙間は短く、まれになります。
 -- false-positives: Gaps at the start of a step that a data loader or an evaluation fills on
@@ -46,8 +48,8 @@
 -- false-positives_ja: データローダや評価が意図的に埋める、ステップ冒頭の隙間。
 --   隙間はデバイスごとに処理の合間で数えるため、トレースの最初の処理より前のアイドル時間は数えませ
 --   ん。コールドな最初のステップは除きます。起動のフローがないトレースでもアイドル時間は測り、その原因は
---   `no flows` とします。CPU がアロケータ（`cudaFree`、`hipFree`、`cudaMalloc`: 最初の呼び出しのワーク
---   スペース、cuDNN のウォームアップ）の中にいた隙間は `allocator` で、起動のオーバーヘッドではなく一度
+--   「フローなし」とします。CPU がアロケータ（`cudaFree`、`hipFree`、`cudaMalloc`: 最初の呼び出しのワーク
+--   スペース、cuDNN のウォームアップ）の中にいた隙間は「アロケータ」で、起動のオーバーヘッドではなく一度
 --   きりの仕事です。
 INCLUDE PERFETTO MODULE guide.windows;
 
@@ -76,6 +78,20 @@ WITH
     FROM guide_windows_gpu_gap AS g
     JOIN loop AS w USING (window_id)
   ),
+  -- Each cause as the Japanese report names it.
+  named_gap AS MATERIALIZED (
+    SELECT *,
+      CASE cause
+        WHEN 'host' THEN 'ホスト'
+        WHEN 'sync' THEN '同期'
+        WHEN 'profiler' THEN 'プロファイラ'
+        WHEN 'allocator' THEN 'アロケータ'
+        WHEN 'no flows' THEN 'フローなし'
+        WHEN 'other' THEN 'その他'
+        ELSE cause
+      END AS cause_ja
+    FROM gap
+  ),
   -- Idle time per device: on several GPUs the loop's time counts once per device.
   devices AS (SELECT MAX(COUNT(DISTINCT device), 1) AS n FROM gap),
   total AS (SELECT SUM(dur) / (SELECT n FROM devices) AS idle_ns FROM gap)
@@ -83,14 +99,18 @@ SELECT
   gap.ts,
   gap.dur,
   'GPU ' || gap.device AS location,
+  'GPU ' || gap.device AS location_ja,
   IIF(gap.step IS NULL, '', 'ProfilerStep#' || gap.step || ': ') || 'idle, cause: '
     || gap.cause AS what,
+  IIF(gap.step IS NULL, '', 'ProfilerStep#' || gap.step || ': ') || 'アイドル、原因: '
+    || gap.cause_ja AS what_ja,
   gap.dur AS cost_ns,
   gap.cause,
+  gap.cause_ja,
   loop_total.loop_ns,
   100.0 * total.idle_ns / loop_total.loop_ns AS idle_pct,
   gap.dur >= {{gap_ns_min}} AS evidence
-FROM gap, loop_total, total
+FROM named_gap AS gap, loop_total, total
 WHERE loop_total.loop_ns > 0 AND 100.0 * total.idle_ns / loop_total.loop_ns >= {{idle_pct_min}}
   AND total.idle_ns >= {{idle_ns_min}} * (SELECT COUNT(*) FROM loop)
 ORDER BY gap.dur DESC, ts, location

@@ -11,6 +11,8 @@
 -- relies: kernels, operators
 -- guide: part-3/01-attention.md#the-hidden-copy-and-the-one-character-fix
 -- breakdown: operator
+-- columns: operator=Operator, copy_pct=Share of the GPU's busy time
+-- columns_ja: operator=演算子, copy_pct=GPU の稼働時間に占める割合
 -- seen: Device copies inside operators that are not copies themselves: {count}, {sum(cost_ns)}
 --   of GPU time ({first(copy_pct)} of the GPU's busy time in the loop).
 -- seen_ja: それ自体はコピーではない演算子の中で行われたデバイス上のコピーが {count} 回あり、GPU
@@ -91,7 +93,9 @@ SELECT
   hidden.ts,
   hidden.dur,
   'GPU ' || hidden.device || ', stream ' || hidden.stream AS location,
+  'GPU ' || hidden.device || '、ストリーム ' || hidden.stream AS location_ja,
   hidden.name || ' under ' || hidden.outer_op AS what,
+  hidden.outer_op || ' の中の ' || hidden.name AS what_ja,
   hidden.dur AS cost_ns,
   hidden.outer_op AS operator,
   100.0 * total.copy_ns / busy.busy_ns AS copy_pct

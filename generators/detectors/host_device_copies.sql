@@ -14,6 +14,8 @@
 -- scope: loop
 -- guide: part-5/02-optimizer-and-data.md#copies-to-the-gpu
 -- breakdown: kind
+-- columns: kind=Kind of copy, pageable=From or to pageable memory, copied_bytes=Bytes, loop_ns=Loop time, copy_pct=Share of the loop
+-- columns_ja: kind=コピーの種類, pageable=ページング可能メモリ, copied_bytes=バイト数, loop_ns=ループの時間, copy_pct=ループに占める割合
 -- seen: Host↔device copies inside the loop: {count}, {sum(cost_ns)} of copy time
 --   ({first(copy_pct)} of the loop's {first(loop_ns)}); from or to pageable memory:
 --   {sum(pageable)}.
@@ -66,13 +68,20 @@ SELECT
   copy.ts,
   copy.dur,
   'GPU ' || copy.device || ', stream ' || copy.stream AS location,
+  'GPU ' || copy.device || '、ストリーム ' || copy.stream AS location_ja,
   copy.name || IIF(
     EXTRACT_ARG(copy.arg_set_id, 'args.bytes') IS NULL, '',
     ', ' || EXTRACT_ARG(copy.arg_set_id, 'args.bytes') || ' bytes'
   ) AS what,
+  copy.name || IIF(
+    EXTRACT_ARG(copy.arg_set_id, 'args.bytes') IS NULL, '',
+    '、' || EXTRACT_ARG(copy.arg_set_id, 'args.bytes') || ' バイト'
+  ) AS what_ja,
   copy.dur AS cost_ns,
   IIF(copy.name GLOB '*HtoD*', 'host to device', 'device to host')
     || IIF(copy.name GLOB '*Pageable*', ', pageable', ', pinned') AS kind,
+  IIF(copy.name GLOB '*HtoD*', 'ホストからデバイス', 'デバイスからホスト')
+    || IIF(copy.name GLOB '*Pageable*', '、ページング可能', '、ピン留め') AS kind_ja,
   copy.name GLOB '*Pageable*' AS pageable,
   EXTRACT_ARG(copy.arg_set_id, 'args.bytes') AS copied_bytes,
   loop.loop_ns,

@@ -16,6 +16,8 @@
 -- scope: loop
 -- guide: part-1/02-cpu-and-gpu-lanes.md#one-step-both-lanes
 -- breakdown: kernel
+-- columns: kernel_ns=Kernel time, kernel=Kernel, kernels=Kernels in the loop, short_pct=Share shorter than their launch
+-- columns_ja: kernel_ns=カーネルの時間, kernel=カーネル, kernels=ループ内のカーネル, short_pct=起動より短いカーネルの割合
 -- seen: Kernels that ran for less time than the CPU took to launch them: {count} of the
 --   loop's {first(kernels)} ({first(short_pct)}); their launch calls took {sum(cost_ns)}, the
 --   kernels {sum(kernel_ns)}.
@@ -93,8 +95,11 @@ SELECT
   l.ts,
   l.launch_ns AS dur,
   COALESCE(t.name, 'thread ' || t.tid) AS location,
+  COALESCE(t.name, 'スレッド ' || t.tid) AS location_ja,
   l.launch_name || ' ' || printf('%.1f', l.launch_ns / 1e3) || ' µs → ' || l.name || ' '
     || printf('%.1f', l.kernel_ns / 1e3) || ' µs' AS what,
+  l.launch_name || ' ' || printf('%.1f', l.launch_ns / 1e3) || ' µs → ' || l.name || ' '
+    || printf('%.1f', l.kernel_ns / 1e3) || ' µs' AS what_ja,
   l.launch_ns AS cost_ns,
   l.kernel_ns,
   l.name AS kernel,

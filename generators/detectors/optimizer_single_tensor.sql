@@ -7,6 +7,8 @@
 --   版や fused 版でないとき報告します。
 -- relies: operators, flows
 -- guide: part-5/02-optimizer-and-data.md#the-optimizer-step
+-- columns: operators=Operators
+-- columns_ja: operators=演算子
 -- seen: Optimizer steps that ran parameter by parameter: {count}, with up to
 --   {max(operators)} operators each and {sum(cost_ns)} of CPU time in all.
 -- seen_ja: パラメータを 1 つずつ処理したオプティマイザステップが {count} 回あり、1 回あたり最大
@@ -96,7 +98,9 @@ SELECT
   o.ts,
   o.dur,
   COALESCE(t.name, 'thread ' || t.tid) AS location,
+  COALESCE(t.name, 'スレッド ' || t.tid) AS location_ja,
   o.name || ': ' || i.operators || ' operators, none foreach or fused' AS what,
+  o.name || ': 演算子 ' || i.operators || ' 個（foreach も fused もなし）' AS what_ja,
   o.dur AS cost_ns,
   i.operators
 FROM opt AS o

@@ -10,6 +10,8 @@
 -- needs: gpu, flows, steps
 -- relies: cpu-time, kernels, execution
 -- guide: part-4/02-decode-step.md#why-decode-on-a-gpu-is-overhead-bound-at-batch-1
+-- columns: busy_pct=GPU busy share, launches=Launch calls, launch_ns=Time in launch calls
+-- columns_ja: busy_pct=GPU 稼働率, launches=起動呼び出し, launch_ns=起動呼び出しの時間
 -- seen: Profiled steps in which the GPU was busy less than {busy_pct_max} % of the time:
 --   {count} (lowest {min(busy_pct)}; GPU idle in those steps: {sum(cost_ns)}). The CPU spent
 --   {sum(launch_ns)} in launch calls ({sum(launches)}) in those steps.
@@ -47,7 +49,7 @@ INCLUDE PERFETTO MODULE guide.kineto;
 WITH
   -- The profiled steps, less a cold first step (one-time work, not overhead).
   step AS (
-    SELECT window_id, step, ts, dur, location FROM guide_windows_real_loop
+    SELECT window_id, step, ts, dur, location, location_ja FROM guide_windows_real_loop
     WHERE step IS NOT NULL
       AND window_id NOT IN (SELECT window_id FROM guide_windows_cold_step)
   ),
@@ -72,8 +74,11 @@ SELECT
   st.ts,
   st.dur,
   st.location,
+  st.location_ja,
   'ProfilerStep#' || st.step || ': GPU busy ' || printf('%.1f', 100.0 * b.busy_ns / st.dur)
     || ' % of the step' AS what,
+  'ProfilerStep#' || st.step || ': GPU 稼働率はステップの '
+    || printf('%.1f', 100.0 * b.busy_ns / st.dur) || ' %' AS what_ja,
   st.dur - b.busy_ns AS cost_ns,
   100.0 * b.busy_ns / st.dur AS busy_pct,
   COALESCE(l.launches, 0) AS launches,

@@ -4,6 +4,8 @@
 -- severity: info
 -- guide: part-1/02-cpu-and-gpu-lanes.md#the-profilers-own-start-up
 -- breakdown: kind
+-- columns: kind=Kind of mark
+-- columns_ja: kind=痕跡の種類
 -- seen: Marks in this trace that come from the profiler rather than from the code's steady
 --   state: {count} ({sum(cost_ns)} of profiler time, not counting the closing synchronisation,
 --   which waits for the code's own GPU work).
@@ -41,15 +43,20 @@ INCLUDE PERFETTO MODULE guide.windows;
 WITH
   last_step AS (SELECT MAX(ts + dur) AS end_ts FROM guide_windows_loop WHERE step IS NOT NULL),
   marks AS (
-    SELECT s.ts, s.dur, 'thread ' || COALESCE(t.tid, '?') AS location,
-      s.name AS what, 'CUPTI buffer request' AS kind
+    SELECT s.ts, s.dur, COALESCE(t.name, 'thread ' || COALESCE(t.tid, '?')) AS location,
+      COALESCE(t.name, 'スレッド ' || COALESCE(t.tid, '?')) AS location_ja,
+      s.name AS what, s.name AS what_ja, 'CUPTI buffer request' AS kind,
+      'CUPTI のバッファ要求' AS kind_ja
     FROM slice AS s
     LEFT JOIN thread_track AS tt ON tt.id = s.track_id
     LEFT JOIN thread AS t USING (utid)
     WHERE s.name = 'Activity Buffer Request'
     UNION ALL
-    SELECT s.ts, s.dur, 'thread ' || COALESCE(t.tid, '?'),
-      s.name || ' after the last step: waits for GPU work still queued', 'closing synchronisation'
+    SELECT s.ts, s.dur, COALESCE(t.name, 'thread ' || COALESCE(t.tid, '?')),
+      COALESCE(t.name, 'スレッド ' || COALESCE(t.tid, '?')),
+      s.name || ' after the last step: waits for GPU work still queued',
+      '最後のステップの後の ' || s.name || ': キューに残る GPU の仕事を待つ',
+      'closing synchronisation', '最後の同期'
     FROM slice AS s
     LEFT JOIN thread_track AS tt ON tt.id = s.track_id
     LEFT JOIN thread AS t USING (utid)
@@ -57,14 +64,17 @@ WITH
       AND s.ts >= (SELECT end_ts FROM last_step)
     UNION ALL
     -- The one definition of a cold first step (guide.windows), the trust gate's too.
-    SELECT w.ts, w.dur, w.location,
+    SELECT w.ts, w.dur, w.location, w.location_ja,
       'ProfilerStep#' || c.step || ': ' || printf('%.1f', 1.0 * c.dur / c.warm_median_ns)
         || '× the median of the later steps',
-      'cold first step'
+      'ProfilerStep#' || c.step || ': 後のステップの中央値の '
+        || printf('%.1f', 1.0 * c.dur / c.warm_median_ns) || ' 倍',
+      'cold first step', 'コールドな最初のステップ'
     FROM guide_windows_cold_step AS c
     JOIN guide_windows_loop AS w USING (window_id)
   )
 -- The closing synchronisation's time is the code's GPU work still running, not a profiler cost.
-SELECT ts, dur, location, what, IIF(kind = 'closing synchronisation', 0, dur) AS cost_ns, kind
+SELECT ts, dur, location, location_ja, what, what_ja,
+  IIF(kind = 'closing synchronisation', 0, dur) AS cost_ns, kind, kind_ja
 FROM marks
 ORDER BY cost_ns DESC, ts, location

@@ -5,6 +5,8 @@
 -- relies: operators
 -- guide: part-1/05-torch-compile.md#new-rows-in-the-cpu-lane
 -- breakdown: frame
+-- columns: frame=Frame, compile_id=Compile id
+-- columns_ja: frame=フレーム, compile_id=コンパイル ID
 -- seen: Calls into a frame that torch.compile had compiled again: {count} ({sum(cost_ns)}
 --   inside those regions).
 -- seen_ja: torch.compile が再コンパイルしたフレームの呼び出しが {count}
@@ -45,9 +47,12 @@ SELECT
   r.ts,
   r.dur,
   COALESCE(t.name, 'thread ' || t.tid) AS location,
+  COALESCE(t.name, 'スレッド ' || t.tid) AS location_ja,
   r.name AS what,
+  r.name AS what_ja,
   r.dur AS cost_ns,
   'frame ' || r.frame AS frame,
+  'フレーム ' || r.frame AS frame_ja,
   r.compile_id
 FROM region AS r
 LEFT JOIN thread_track AS tt ON tt.id = r.track_id

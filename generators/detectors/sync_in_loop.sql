@@ -10,6 +10,8 @@
 -- scope: loop
 -- guide: part-5/02-optimizer-and-data.md#reading-the-loss-back
 -- breakdown: caller
+-- columns: waited_gpu_ns=GPU work waited for, caller=Caller
+-- columns_ja: waited_gpu_ns=待っていた GPU の仕事, caller=呼び出し箇所
 -- seen: Synchronisations inside the loop: {count}, with the CPU blocked for {sum(cost_ns)} in
 --   all; the GPU work they waited for took {sum(waited_gpu_ns)}.
 -- seen_ja: ループ内の同期が {count} 回あり、CPU は合計 {sum(cost_ns)} ブロックされました。
@@ -62,11 +64,15 @@ SELECT
   sync.ts,
   sync.dur,
   COALESCE(sync.thread_name, 'thread ' || sync.tid) AS location,
+  COALESCE(sync.thread_name, 'スレッド ' || sync.tid) AS location_ja,
   IIF(sync.step IS NULL, '', 'ProfilerStep#' || sync.step || ': ') || sync.name
     || IIF(caller.op IS NULL, '', ' in ' || caller.op) AS what,
+  IIF(sync.step IS NULL, '', 'ProfilerStep#' || sync.step || ': ')
+    || IIF(caller.op IS NULL, '', caller.op || ' の中の ') || sync.name AS what_ja,
   sync.dur AS cost_ns,
   COALESCE(waited.busy_ns, 0) AS waited_gpu_ns,
-  sync.name || IIF(caller.op IS NULL, '', ' in ' || caller.op) AS caller
+  sync.name || IIF(caller.op IS NULL, '', ' in ' || caller.op) AS caller,
+  IIF(caller.op IS NULL, '', caller.op || ' の中の ') || sync.name AS caller_ja
 FROM sync
 JOIN caller USING (id)
 LEFT JOIN waited ON waited.window_id = sync.id

@@ -4,6 +4,8 @@
 -- severity: warning
 -- relies: operators, cpu-time
 -- guide: part-5/02-optimizer-and-data.md#zero_grad
+-- columns: zeroing_ops=Zeroing operators
+-- columns_ja: zeroing_ops=ゼロ埋めの演算子
 -- seen: `zero_grad` calls that wrote zeros into the gradients: {count}, with
 --   {sum(zeroing_ops)} zeroing operators and {sum(cost_ns)} of CPU time.
 -- seen_ja: 勾配にゼロを書き込んだ `zero_grad` の呼び出しが {count} 回あり、ゼロ埋めの演算子は
@@ -46,7 +48,9 @@ SELECT
   z.ts,
   z.dur,
   COALESCE(t.name, 'thread ' || t.tid) AS location,
+  COALESCE(t.name, 'スレッド ' || t.tid) AS location_ja,
   z.name || ': ' || i.zeroing_ops || ' zeroing operators' AS what,
+  z.name || ': ゼロ埋めの演算子 ' || i.zeroing_ops || ' 個' AS what_ja,
   z.dur AS cost_ns,
   i.zeroing_ops
 FROM zg AS z

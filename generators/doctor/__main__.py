@@ -75,6 +75,7 @@ if __name__ == "__main__":
 
 import argparse  # noqa: E402 (after the engine's start)
 import logging  # noqa: E402
+import re  # noqa: E402
 from collections.abc import Sequence  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -93,6 +94,7 @@ from generators.doctor.render import (  # noqa: E402
     RENDERERS,
     render_html,
 )
+from generators.i18n import translated as _t  # noqa: E402
 from generators.site_address import configured_site_url  # noqa: E402
 from generators.store import atomic_write_text  # noqa: E402
 from generators.tp import TraceOpenError, close_engines, open_trace  # noqa: E402
@@ -107,18 +109,84 @@ CLEAR_LINE = "\r\033[K"
 LOCAL_GUIDE_URL = "http://127.0.0.1:8000/"
 
 
-def _parse_set(values: list[str], known: dict[str, set[str]]) -> dict[str, dict[str, float]]:
+def _parse_set(
+    values: list[str], known: dict[str, set[str]], lang: str = "en"
+) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
     for item in values:
         key, eq, number = item.partition("=")
         det, dot, param = key.partition(".")
         if not (eq and dot) or det not in known or param not in known[det]:
-            raise ValueError(f"--set {item!r}: expected DETECTOR.PARAM=NUMBER (see --list)")
+            raise ValueError(
+                _t(
+                    lang,
+                    f"--set {item!r}: expected DETECTOR.PARAM=NUMBER (see --list)",
+                    f"--set {item!r}: DETECTOR.PARAM=NUMBER の形で指定してください"
+                    "（--list を参照）",
+                )
+            )
         try:
             out.setdefault(det, {})[param] = float(number) if "." in number else int(number)
         except ValueError:
-            raise ValueError(f"--set {item!r}: {number!r} is not a number") from None
+            raise ValueError(
+                _t(
+                    lang,
+                    f"--set {item!r}: {number!r} is not a number",
+                    f"--set {item!r}: {number!r} は数値ではありません",
+                )
+            ) from None
     return out
+
+
+#: Why a trace could not be opened (generators/tp.py's reasons), in Japanese: each reason's
+#: English pattern and its Japanese, the engine's own words (in the groups) kept as they are.
+_REASONS_JA = (
+    (r"no such file", "ファイルがありません"),
+    (r"not a regular file", "通常のファイルではありません"),
+    (r"the file is empty \(0 bytes\)", "ファイルが空です（0 バイト）"),
+    (r"gzip data cannot be inflated \((.*)\)", "gzip のデータを展開できません（\\1）"),
+    (r"the gzip file inflates to nothing", "gzip ファイルを展開しても中身がありません"),
+    (
+        r"the trace could not be read to the end \((.*)\); is the file truncated or corrupt\?",
+        "トレースを最後まで読めませんでした（\\1）。ファイルが途中で切れているか、壊れていませんか？",
+    ),
+    (
+        r"the trace could not be read to the end \((.*)\)",
+        "トレースを最後まで読めませんでした（\\1）",
+    ),
+    (
+        r"the trace contains no events \(no slices and no counters\)",
+        "トレースにイベントがありません（スライスもカウンタもありません）",
+    ),
+    (
+        r"the trace is too large for the trace processor(?:: | \(engine died: )(.*?)\)?",
+        "トレースがトレースプロセッサには大きすぎます（\\1）",
+    ),
+    (
+        r"the trace processor (?:crashed|died) while loading the trace(?:: | \()(.*?)\)?",
+        "トレースプロセッサがトレースの読み込み中に止まりました（\\1）",
+    ),
+    (
+        r"not a trace the trace processor recognises \((.*)\)",
+        "トレースプロセッサが認識できるトレースではありません（\\1）",
+    ),
+    (
+        r"the trace processor could not load the trace: (.*)",
+        "トレースプロセッサがトレースを読み込めませんでした（\\1）",
+    ),
+)
+
+
+def open_error(e: TraceOpenError | EngineError, lang: str = "en") -> str:
+    """The error line for a trace that could not be opened, in ``lang``."""
+    if lang != "ja":
+        return f"error: {e}"
+    if isinstance(e, TraceOpenError):
+        for pattern, ja in _REASONS_JA:
+            if m := re.fullmatch(pattern, e.reason, re.S):
+                return f"エラー: {e.path}: {m.expand(ja)}"
+        return f"エラー: {e.path} を開けませんでした（{e.reason}）"
+    return f"エラー: トレースプロセッサ（{e}）"
 
 
 def _list(detectors, lang: str = "en") -> str:
@@ -161,7 +229,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--lang",
         choices=LANGUAGES,
         default="en",
-        help="language of the text, markdown and html reports (json stays English)",
+        help="language of the text, markdown and html reports, and of the progress and error "
+        "lines (json holds both: English fields, each with its *_ja twin)",
     )
     parser.add_argument(
         "--ranks",
@@ -211,27 +280,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         detectors = load_detectors()
     except DetectorError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(_t(args.lang, "error: ", "エラー: ") + str(e), file=sys.stderr)
         return 2
     if args.list:
         sys.stdout.write(_list(detectors, args.lang))
         return 0
     if not args.traces:
         parser.print_usage(sys.stderr)
-        print("error: name at least one trace", file=sys.stderr)
+        print(
+            _t(
+                args.lang,
+                "error: name at least one trace",
+                "エラー: トレースを 1 つ以上指定してください",
+            ),
+            file=sys.stderr,
+        )
         return 2
     if args.only:
         wanted = [w.strip() for w in args.only.split(",") if w.strip()]
         unknown = sorted(set(wanted) - {d.id for d in detectors})
         if unknown:
-            print(f"error: unknown detector {', '.join(unknown)} (see --list)", file=sys.stderr)
+            names = ", ".join(unknown)
+            print(
+                _t(
+                    args.lang,
+                    f"error: unknown detector {names} (see --list)",
+                    f"エラー: 不明な検出器 {names}（--list を参照）",
+                ),
+                file=sys.stderr,
+            )
             return 2
         detectors = [d for d in detectors if d.id in wanted]
     try:
-        overrides = _parse_set(args.set, {d.id: {p.name for p in d.params} for d in detectors})
+        overrides = _parse_set(
+            args.set, {d.id: {p.name for p in d.params} for d in detectors}, args.lang
+        )
     except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(_t(args.lang, "error: ", "エラー: ") + str(e), file=sys.stderr)
         return 2
+    lang = args.lang
 
     try:
         traces = expand_traces(args.traces)
@@ -271,21 +358,52 @@ def main(argv: Sequence[str] | None = None) -> int:
             failed = bool(errors)
         for n, path in enumerate(() if job is not None and job.is_job else traces, 1):
             size = path.stat().st_size if path.is_file() else 0
-            progress(f"[{n}/{len(traces)}] loading {path} ({size / 1e6:.1f} MB)")
+            where = f"[{n}/{len(traces)}]"
+            progress(
+                _t(
+                    lang,
+                    f"{where} loading {path} ({size / 1e6:.1f} MB)",
+                    f"{where} {path} を読み込みます（{size / 1e6:.1f} MB）",
+                )
+            )
             try:
                 options = engine_options(path)
                 if args.engine or args.tp_bin:  # named: it wins over the doctor's default
                     options["engine"] = args.engine
 
-                def read(done: int, total: int, n: int = n, path: Path = path) -> None:
+                def read(done: int, total: int, where: str = where, path: Path = path) -> None:
                     """Progress through a large trace: the engine reads it a chunk at a time,
                     then sorts and imports its events (the longer part, with no progress)."""
-                    where = f"[{n}/{len(traces)}]"
                     if done < total:
-                        mb = f"{done / 1e6:.0f} of {total / 1e6:.0f} MB"
-                        progress(f"{where} reading {path}: {mb}", detail=True)
+                        of_en = f"{done / 1e6:.0f} of {total / 1e6:.0f} MB"
+                        of_ja = f"{total / 1e6:.0f} MB 中 {done / 1e6:.0f} MB"
+                        progress(
+                            _t(
+                                lang,
+                                f"{where} reading {path}: {of_en}",
+                                f"{where} {path} を読んでいます: {of_ja}",
+                            ),
+                            detail=True,
+                        )
                     else:
-                        progress(f"{where} importing the events of {path}", detail=True)
+                        progress(
+                            _t(
+                                lang,
+                                f"{where} importing the events of {path}",
+                                f"{where} {path} のイベントを取り込んでいます",
+                            ),
+                            detail=True,
+                        )
+
+                def checking(i: int, total: int, det_id: str, where: str = where) -> None:
+                    progress(
+                        _t(
+                            lang,
+                            f"{where} detector {i}/{total}: {det_id}",
+                            f"{where} 検出器 {i}/{total}: {det_id}",
+                        ),
+                        detail=True,
+                    )
 
                 # The light client: it imports in milliseconds, the perfetto package in tenths.
                 with open_trace(
@@ -300,18 +418,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                         path,
                         detectors,
                         overrides=overrides,
-                        progress=lambda m, n=n: progress(f"[{n}/{len(traces)}] {m}", detail=True),
+                        progress=checking,
                     )
             except (TraceOpenError, EngineError) as e:
                 if tty and not args.quiet:
                     print(CLEAR_LINE, end="", file=sys.stderr)  # not after a progress line
-                print(f"error: {e}", file=sys.stderr)
+                print(open_error(e, lang), file=sys.stderr)
                 failed = True
                 continue
             report.key = f"t{n}"
             reports.append(report)
+            found, took = len(report.findings), f"{report.seconds:.1f} s"
             progress(
-                f"[{n}/{len(traces)}] findings: {len(report.findings)}, {report.seconds:.1f} s"
+                _t(lang, f"{where} findings: {found}, {took}", f"{where} 所見 {found} 件、{took}")
             )
     finally:
         close_engines()
@@ -327,7 +446,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             text = RENDERERS[args.format](reports, args.guide_url, lang=args.lang, ranks=ranks)
         if args.output:
             atomic_write_text(args.output, text)
-            progress(f"report written to {args.output}")
+            progress(
+                _t(
+                    lang,
+                    f"report written to {args.output}",
+                    f"レポートを {args.output} に書き出しました",
+                )
+            )
         else:
             sys.stdout.write(text)
     if failed:

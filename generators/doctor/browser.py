@@ -25,6 +25,7 @@ import re
 from pathlib import Path
 
 from generators.doctor.detectors import Detector, load_detectors
+from generators.i18n import translated as _t
 from generators.sql_sources import SQL_DIR
 
 #: Stands for the guide's root URL in the summary's links; the page puts its own in.
@@ -62,8 +63,8 @@ def _sql_text(value: str) -> str:
 
 
 def evidence_queries(detectors: list[Detector], lang: str = "en") -> list[dict[str, str]]:
-    """Each detector's evidence rows as its own query: ts, dur, name (the row's `what`) and
-    finding (the detector's title, the pivot).
+    """Each detector's evidence rows as its own query: ts, dur, name (the row's `what`, or
+    `what_ja` in Japanese) and finding (the detector's title, the pivot).
 
     One track command per detector, named by the detector's short id: the UI names a pivoted
     track "<name>: finding = <title>" and cuts the middle out of a long one, so the id goes
@@ -73,7 +74,7 @@ def evidence_queries(detectors: list[Detector], lang: str = "en") -> list[dict[s
     return [
         {
             "id": d.id,
-            "sql": f"SELECT ts, MAX(dur, 0) AS dur, what AS name, "
+            "sql": f"SELECT ts, MAX(dur, 0) AS dur, {_t(lang, 'what', 'what_ja')} AS name, "
             f"{_sql_text(d.text('title', lang))} AS finding FROM (\n"
             f"{_without_includes(d.sql())}\n) WHERE ts IS NOT NULL",
         }

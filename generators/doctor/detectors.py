@@ -38,10 +38,18 @@ MODULE`` lines) over the trace processor's tables and the ``guide.*`` modules. E
     One for each ``param``.
 ``breakdown``: a column
     The report totals ``cost_ns`` by that column's values.
+``columns``, ``columns_ja``: ``name=Title, other=Other title``
+    The titles a report gives the columns it may show beyond the evidence ones (the breakdown
+    column, and those that tell rows apart), in English and in Japanese: every such column the
+    query returns has both.
 
 Every row has the columns ``ts``, ``dur`` (the moment to open in Perfetto), ``location`` (thread
-or stream), ``what`` and ``cost_ns`` (the time the row accounts for, which ranks findings). A row
-whose ``evidence`` column is 0 counts in the totals but is not listed.
+or stream), ``what`` and ``cost_ns`` (the time the row accounts for, which ranks findings), and
+``location_ja`` and ``what_ja``, the same two texts in Japanese. Any other text column may have
+such a twin, ``<name>_ja``: a report in Japanese shows the twin where it would show the column
+(its breakdown, its extra columns, a ``seen_ja`` placeholder naming it), a JSON report carries
+both. Names from the trace stay as the trace spells them in both. A row whose ``evidence``
+column is 0 counts in the totals but is not listed.
 """
 
 from __future__ import annotations
@@ -56,7 +64,9 @@ DETECTORS_DIR = Path(__file__).resolve().parent.parent / "detectors"
 SEVERITIES = ("info", "warning", "error")
 NEEDS = ("gpu", "flows", "shapes", "steps", "device")
 RELIES = ("cpu-time", "steps", "kernels", "operators", "flows", "execution")
-EVIDENCE_COLUMNS = ("ts", "dur", "location", "what", "cost_ns")
+EVIDENCE_COLUMNS = ("ts", "dur", "location", "what", "cost_ns", "location_ja", "what_ja")
+#: The suffix of a column that holds another column's text in Japanese.
+JA_SUFFIX = "_ja"
 
 _HEADER = re.compile(r"^-- ([a-z_-]+): ?(.*)$")
 _CONTINUATION = re.compile(r"^--   (.*)$")
@@ -65,6 +75,9 @@ _PARAM_JA = re.compile(r"^(\w+)\s+(.+)$")
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 _TEMPLATE = re.compile(r"\{(?:(sum|min|max|first)\((\w+)\)|(\w+))\}")
 _TEMPLATE_TEXT = re.compile(r"\{[^{}]*\}")
+#: A seen_ja placeholder naming a column's Japanese twin: ``(advice_ja)``, read as ``(advice)``
+#: when the two templates are compared.
+_TWIN = re.compile(r"(\w+)_ja\)")
 KEYS = {
     "id",
     "title",
@@ -80,10 +93,11 @@ KEYS = {
     "breakdown",
     "relies",
     "scope",
+    "columns",
 }
 #: The prose a reader sees; each field has a Japanese twin, ``<key>_ja``.
 PROSE = ("title", "seen", "why", "try", "after", "false-positives")
-KEYS |= {f"{k}_ja" for k in (*PROSE, "param")}
+KEYS |= {f"{k}_ja" for k in (*PROSE, "param", "columns")}
 REQUIRED = ("id", "severity", "guide", *PROSE, *(f"{k}_ja" for k in PROSE))
 
 
@@ -142,6 +156,12 @@ class Detector:
     #: The prose in Japanese, by English field name (``title``, ``seen``, ``why``, ``try_``,
     #: ``after``, ``false_positives``).
     ja: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    #: Column titles by language, then by column name (``columns``, ``columns_ja``).
+    titles: dict[str, dict[str, str]] = field(default_factory=dict, compare=False, repr=False)
+
+    def column_title(self, column: str, lang: str = "en") -> str:
+        """A column's title in ``lang`` (its name when the header gives it none)."""
+        return self.titles.get(lang, {}).get(column, column)
 
     def text(self, name: str, lang: str = "en") -> str:
         """A prose field (``title``, ``seen``, ``why``, ``try_``, ``after``,
@@ -238,7 +258,10 @@ def parse_detector(path: Path) -> Detector:
             f"{sorted(p.name for p in params)}, param_ja {sorted(meanings_ja)}"
         )
     params = [Param(p.name, p.value, p.doc, meanings_ja[p.name]) for p in params]
-    placeholders = {k: sorted(set(_TEMPLATE_TEXT.findall(one[k]))) for k in ("seen", "seen_ja")}
+    placeholders = {
+        k: sorted({_TWIN.sub(r"\1)", p) for p in _TEMPLATE_TEXT.findall(one[k])})
+        for k in ("seen", "seen_ja")
+    }
     if placeholders["seen"] != placeholders["seen_ja"]:
         raise DetectorError(
             f"{path.name}: seen_ja must use the placeholders of seen: "
@@ -261,6 +284,15 @@ def parse_detector(path: Path) -> Detector:
         raise DetectorError(f"{path.name}: the SQL uses undeclared {sorted(used - names)}")
     if names - used:
         raise DetectorError(f"{path.name}: parameters never used: {sorted(names - used)}")
+    titles = {"en": _titles(one.get("columns", "")), "ja": _titles(one.get("columns_ja", ""))}
+    if set(titles["en"]) != set(titles["ja"]):
+        raise DetectorError(
+            f"{path.name}: columns_ja must title exactly the columns that columns titles: "
+            f"{sorted(titles['en'])} in columns, {sorted(titles['ja'])} in columns_ja"
+        )
+    breakdown = one.get("breakdown")
+    if breakdown and breakdown not in titles["en"]:
+        raise DetectorError(f"{path.name}: columns must title the breakdown column {breakdown!r}")
     if "#" not in one["guide"]:
         raise DetectorError(f"{path.name}: guide must name a page and a section: page.md#anchor")
     return Detector(
@@ -279,8 +311,9 @@ def parse_detector(path: Path) -> Detector:
         needs=needs,
         relies=relies,
         scope=scope,
-        breakdown=one.get("breakdown"),
+        breakdown=breakdown,
         header=one,
+        titles=titles,
         ja={
             "title": one["title_ja"],
             "seen": one["seen_ja"],
@@ -290,6 +323,23 @@ def parse_detector(path: Path) -> Detector:
             "false_positives": one["false-positives_ja"],
         },
     )
+
+
+def _titles(spec: str) -> dict[str, str]:
+    """``name=Title, other=Other title`` as a dict (titles hold no ASCII comma)."""
+    titles: dict[str, str] = {}
+    for pair in filter(str.strip, spec.split(",")):
+        column, _, title = pair.partition("=")
+        titles[column.strip()] = title.strip()
+    return titles
+
+
+def ja_twin(row: dict[str, object], column: str, lang: str = "en") -> object:
+    """A row's value of ``column`` as a report in ``lang`` shows it: in Japanese, its twin
+    ``<column>_ja`` when the row has one."""
+    if lang == "ja" and row.get(column + JA_SUFFIX) is not None:
+        return row[column + JA_SUFFIX]
+    return row.get(column)
 
 
 def load_detectors(folder: Path = DETECTORS_DIR) -> list[Detector]:

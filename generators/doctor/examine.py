@@ -7,9 +7,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from generators.doctor.detectors import EVIDENCE_COLUMNS, SEVERITIES, Detector, render_template
+from generators.doctor.detectors import (
+    EVIDENCE_COLUMNS,
+    JA_SUFFIX,
+    SEVERITIES,
+    Detector,
+    render_template,
+)
 from generators.doctor.trust import DroppedEvents, dropped_events, recovered_steps_sql, world_size
 from generators.tp import DROP_STAT, rows_of
 from generators.units import format_duration_ns, format_value
@@ -40,6 +46,19 @@ NO_KERNELS_DEMOTION = (
     "情報として示します。トレースは起動とカーネルを結びつけておらず、これらの演算子の裏にある"
     "fused や foreach の実装を示すのはそのカーネルだからです。",
 )
+
+
+class Group(NamedTuple):
+    """One value of a finding's breakdown column: its rows and their cost."""
+
+    value: str
+    rows: int
+    cost_ns: int
+    #: The value in Japanese (the column's ``_ja`` twin), or None when it has none.
+    value_ja: str | None = None
+
+    def label(self, lang: str = "en") -> str:
+        return self.value_ja if lang == "ja" and self.value_ja is not None else self.value
 
 
 @dataclass
@@ -73,17 +92,22 @@ class Finding:
         return sum(1 for r in self.rows if r.get("evidence", 1)) - len(self.evidence)
 
     @functools.cached_property
-    def breakdown(self) -> list[tuple[str, int, int]]:
-        """(value, rows, cost_ns) per value of the detector's breakdown column, costliest first."""
+    def breakdown(self) -> list[Group]:
+        """The rows and their cost per value of the detector's breakdown column, costliest
+        first (with the value's Japanese twin, where the column has one)."""
         col = self.detector.breakdown
         if not col:
             return []
-        groups: dict[str, list[int]] = {}
+        groups: dict[str, list[Any]] = {}
         for r in self.rows:
-            g = groups.setdefault(str(r.get(col)), [0, 0])
+            twin = r.get(col + JA_SUFFIX)
+            g = groups.setdefault(str(r.get(col)), [0, 0, None if twin is None else str(twin)])
             g[0] += 1
             g[1] += int(r["cost_ns"] or 0)
-        return sorted(((k, n, c) for k, (n, c) in groups.items()), key=lambda t: (-t[2], t[0]))
+        return sorted(
+            (Group(k, n, c, ja) for k, (n, c, ja) in groups.items()),
+            key=lambda g: (-g.cost_ns, g.value),
+        )
 
 
 @dataclass(frozen=True)
@@ -556,7 +580,8 @@ def examine(
     detectors: list[Detector],
     *,
     overrides: dict[str, dict[str, float]] | None = None,
-    progress: Callable[[str], None] | None = None,
+    #: Called before each detector runs: (its number from 1, how many, its id).
+    progress: Callable[[int, int, str], None] | None = None,
     read_dropped: bool = True,
 ) -> Report:
     """Run ``detectors`` on the opened trace ``tp`` (from :func:`generators.tp.open_trace`),
@@ -598,7 +623,7 @@ def examine(
             report.skipped.append(det)
             continue
         if progress:
-            progress(f"detector {i}/{len(detectors)}: {det.id}")
+            progress(i, len(detectors), det.id)
         sql = det.sql((overrides or {}).get(det.id))
         try:
             names, values = rows_of(tp, sql)

@@ -3,10 +3,10 @@ reference traces the tests use, written by ``python -m generators derive`` into
 ``artifacts/doctor/``.
 
 ``gallery.json`` holds one entry per trace (where it comes from, its GPU, the trust gate and the
-findings, each finding's sentence and each trust line also in Japanese: ``seen_ja``,
-``text_ja``), ``<slug>.html`` the full report and ``<slug>.ja.html`` the same
-report in Japanese. All are deterministic: no run times, no absolute paths, so a fresh derive
-reproduces them byte for byte.
+findings, each text a reader sees also in Japanese: ``seen_ja``, ``text_ja``, ``value_ja``, the
+evidence rows' ``what_ja`` and ``location_ja``), ``<slug>.html`` the full report and
+``<slug>.ja.html`` the same report in Japanese. All are deterministic: no run times, no absolute
+paths, so a fresh derive reproduces them byte for byte.
 """
 
 from __future__ import annotations
@@ -117,11 +117,8 @@ def _examine_one(trace: GalleryTrace) -> tuple[dict, dict[str, str]]:
     data = to_json_obj(report, SITE_ROOT_FROM_REPORT)
     data.pop("seconds", None)
     data["trace"] = trace.source if trace.origin == "guide" else trace.path.name
-    for finding, found in zip(data["findings"], report.findings, strict=True):
+    for finding in data["findings"]:
         finding.pop("sql", None)  # the detector file is one click away on the site
-        finding["seen_ja"] = found.seen_ja
-    for limitation, lim in zip(data["trust"], report.limitations, strict=True):
-        limitation["text_ja"] = lim.text_ja
     entry = {
         "slug": trace.slug,
         "origin": trace.origin,

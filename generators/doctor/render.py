@@ -6,8 +6,11 @@ this module's own script, by hash, so markup that slipped through could not run)
 backticks neutralised in Markdown, control characters dropped in text.
 
 Text, Markdown and HTML reports come in English (``lang="en"``) or Japanese (``lang="ja"``):
-the detectors' prose from their ``_ja`` fields, each fixed string here beside its English.
-The JSON report is data, in English.
+the detectors' prose from their ``_ja`` fields, the evidence's texts from their ``_ja`` columns
+(``what_ja``, ``location_ja``, a breakdown column's twin), the columns' titles from the
+detectors' ``columns``/``columns_ja`` headers, each fixed string here beside its English. The
+JSON report is data: its fields in English, each text the reader sees with its ``_ja`` twin
+beside it (``seen_ja``, ``text_ja``, ``value_ja``, the evidence rows' ``_ja`` columns).
 """
 
 from __future__ import annotations
@@ -20,8 +23,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from generators.doctor.detectors import Detector
-from generators.doctor.examine import Finding, Limitation, Report
+from generators.doctor.detectors import JA_SUFFIX, Detector, ja_twin
+from generators.doctor.examine import Finding, Group, Limitation, Report
 from generators.doctor.ranks import UNBUCKETED_MIN_PER_STEP, Collective, CrossRank, Job
 from generators.i18n import translated as _t
 from generators.units import format_bytes, format_duration_ns, format_value
@@ -42,6 +45,30 @@ EXIT_CODES = {
 }
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+#: The severities as a Japanese report names them (``--fail-on`` takes the English ones).
+SEVERITY_JA = {"info": "情報", "warning": "警告", "error": "エラー"}
+
+
+def severity_label(severity: str, lang: str = "en") -> str:
+    """A severity in ``lang``: the English word, or its Japanese."""
+    return SEVERITY_JA.get(severity, severity) if lang == "ja" else severity
+
+
+def breakdown_heading(d: Detector, lang: str = "en") -> str:
+    """What a finding's breakdown groups its rows by: "By cause: " in English, "原因別: " in
+    Japanese (the column's title)."""
+    title = d.column_title(d.breakdown or "", lang)
+    if lang == "ja":
+        return f"{title}別: "
+    # "Kind of copy" reads "By kind of copy"; an acronym ("GPU") keeps its capitals.
+    return f"By {title if title[1:2].isupper() else title[:1].lower() + title[1:]}: "
+
+
+def breakdown_parts(groups: list[Group], lang: str = "en") -> list[tuple[str, int, int]]:
+    """A breakdown's groups as (label in ``lang``, rows, cost_ns)."""
+    return [(g.label(lang), g.rows, g.cost_ns) for g in groups]
 
 
 def finding_seen(f: Finding, lang: str = "en") -> str:
@@ -159,7 +186,11 @@ def _extra_columns(f: Finding) -> list[str]:
     skip = {"ts", "dur", "location", "what", "cost_ns", "evidence"}
     if not f.rows:
         return []
-    return [c for c in f.rows[0] if c not in skip and len({repr(r.get(c)) for r in f.rows}) > 1]
+    return [
+        c
+        for c in f.rows[0]
+        if c not in skip and not c.endswith(JA_SUFFIX) and len({repr(r.get(c)) for r in f.rows}) > 1
+    ]
 
 
 # ---------------------------------------------------------------- JSON
@@ -177,13 +208,22 @@ def to_json_obj(report: Report, base: str) -> dict[str, Any]:
             "cost_ns": f.cost_ns,
             "rows": len(f.rows),
             "seen": f.seen,
+            "seen_ja": f.seen_ja,
             "why": d.why,
             "try": d.try_,
             "after": d.after,
             "false_positives": d.false_positives,
             "guide": {"url": guide_url(d, base), "section": guide_section(d)},
             "params": {p.name: p.value for p in d.params},
-            "breakdown": [{"value": v, "rows": n, "cost_ns": c} for v, n, c in f.breakdown],
+            "breakdown": [
+                {
+                    "value": g.value,
+                    **({"value_ja": g.value_ja} if g.value_ja is not None else {}),
+                    "rows": g.rows,
+                    "cost_ns": g.cost_ns,
+                }
+                for g in f.breakdown
+            ],
             "evidence": [
                 {
                     **{k: v for k, v in r.items() if k != "evidence"},
@@ -209,6 +249,7 @@ def to_json_obj(report: Report, base: str) -> dict[str, Any]:
                 "id": lim.id,
                 "level": lim.level,
                 "text": lim.text,
+                "text_ja": lim.text_ja,
                 "detectors_skipped": list(lim.skipped),
                 "detectors_weakened": list(lim.weakens),
             }
@@ -273,13 +314,13 @@ def render_text(
             mark = "!" if level == "caution" else "-"
             out.append(f"  {mark} {clean(text)}")
             if consequence:
-                out.append(f"    ({consequence})")
+                out.append(_t(lang, f"    ({consequence})", f"    （{consequence}）"))
         for i, f in enumerate(report.findings, 1):
             d = f.detector
             out.append("")
             out.append(
-                f"{i}. {f.severity.upper()}: {d.text('title', lang)} [{d.id}], "
-                f"{format_duration_ns(f.cost_ns)}"
+                f"{i}. {severity_label(f.severity, lang).upper()}: {d.text('title', lang)} "
+                f"[{d.id}], {format_duration_ns(f.cost_ns)}"
             )
             if f.demoted:
                 out.append(f"   {demotion_text(f, lang)}")
@@ -288,14 +329,14 @@ def render_text(
                 out.append(f"   {labels[label]}{d.text(val, lang)}")
             if f.breakdown:
                 parts = [
-                    f"{clean(v)}: {n} × {format_duration_ns(c)}" for v, n, c in f.breakdown[:6]
+                    f"{clean(v)}: {n} × {format_duration_ns(c)}"
+                    for v, n, c in breakdown_parts(f.breakdown[:6], lang)
                 ]
-                out.append(
-                    _t(lang, f"   By {d.breakdown}: ", f"   {d.breakdown} 別: ") + "; ".join(parts)
-                )
+                out.append(f"   {breakdown_heading(d, lang)}" + _t(lang, "; ", "、").join(parts))
             out.append(
                 _t(lang, "   Guide: ", "   ガイド: ")
-                + f"{guide_url(d, base)} ({guide_section(d, lang)})"
+                + guide_url(d, base)
+                + _t(lang, f" ({guide_section(d, lang)})", f"（{guide_section(d, lang)}）")
             )
             out.append(
                 _t(
@@ -308,7 +349,7 @@ def render_text(
             for r in f.evidence:
                 out.append(
                     f"     {_when(report, r['ts']):>14}  {format_duration_ns(r['dur'] or 0):>9}  "
-                    f"{clean(r['location'])}: {clean(r['what'])}"
+                    f"{clean(ja_twin(r, 'location', lang))}: {clean(ja_twin(r, 'what', lang))}"
                 )
         for d, e in report.failed:
             out.append(
@@ -345,7 +386,11 @@ def render_markdown(
         out += ["", f"### {_t(lang, *TRUST_HEADING)}", ""]
         for level, text, consequence in trust_lines(report, lang):
             mark = _t(lang, "**Caution.** ", "**注意**: ") if level == "caution" else ""
-            more = f" ({md_cell(consequence)})" if consequence else ""
+            more = (
+                _t(lang, f" ({md_cell(consequence)})", f"（{md_cell(consequence)}）")
+                if consequence
+                else ""
+            )
             out.append(f"- {mark}{md_cell(text)}{more}")
         for f in report.findings:
             d = f.detector
@@ -355,7 +400,7 @@ def render_markdown(
                 _t(
                     lang,
                     f"### {f.severity.capitalize()}: {title} (`{d.id}`)",
-                    f"### {title}（`{d.id}`、{f.severity}）",
+                    f"### {title}（`{d.id}`、{severity_label(f.severity, lang)}）",
                 ),
                 "",
             ]
@@ -376,14 +421,13 @@ def render_markdown(
             if f.breakdown:
                 out += [
                     "",
-                    _t(
-                        lang, f"| {d.breakdown} | rows | time |", f"| {d.breakdown} | 行数 | 時間 |"
-                    ),
+                    f"| {md_cell(d.column_title(d.breakdown or '', lang))} | "
+                    + _t(lang, "rows | time |", "行数 | 時間 |"),
                     "| --- | ---: | ---: |",
                 ]
                 out += [
                     f"| {md_cell(v)} | {n} | {format_duration_ns(c)} |"
-                    for v, n, c in f.breakdown[:10]
+                    for v, n, c in breakdown_parts(f.breakdown[:10], lang)
                 ]
             out += [
                 "",
@@ -392,7 +436,7 @@ def render_markdown(
             ]
             out += [
                 f"| {_when(report, r['ts'])} | {format_duration_ns(r['dur'] or 0)} | "
-                f"{md_cell(r['location'])} | {md_cell(r['what'])} |"
+                f"{md_cell(ja_twin(r, 'location', lang))} | {md_cell(ja_twin(r, 'what', lang))} |"
                 for r in f.evidence
             ]
             if f.unlisted:
@@ -433,12 +477,18 @@ def _prose(text: str) -> str:
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", _e(text))
 
 
+def _num(value: object) -> str:
+    """The class of a cell that holds a number (kept on one line: "+0.425 ms", "12.5 µs")."""
+    return ' class="num"' if isinstance(value, int | float) else ""
+
+
 def _html_finding(report: Report, f: Finding, base: str, index: int, lang: str = "en") -> str:
     d = f.detector
     extra = _extra_columns(f)
     parts = [
         f'<section class="finding finding--{f.severity}" id="{_e(report.key)}-{d.id}">',
-        f'<h3><span class="sev">{f.severity}</span> {_e(d.text("title", lang))} <code>{d.id}</code>'
+        f'<h3><span class="sev">{severity_label(f.severity, lang)}</span> '
+        f"{_e(d.text('title', lang))} <code>{d.id}</code>"
         f' <span class="cost">{format_duration_ns(f.cost_ns)}</span></h3>',
         *([f'<p class="demoted">{_e(demotion_text(f, lang))}</p>'] if f.demoted else []),
         f"<p><strong>{_t(lang, 'Seen.', '所見:')}</strong> {_e(finding_seen(f, lang))}</p>",
@@ -452,31 +502,38 @@ def _html_finding(report: Report, f: Finding, base: str, index: int, lang: str =
     ]
     if f.breakdown:
         parts.append(
-            f'<table class="breakdown"><thead><tr><th>{_e(d.breakdown)}</th>'
-            + _t(lang, "<th>rows</th><th>time</th>", "<th>行数</th><th>時間</th>")
+            '<div class="scroll"><table class="breakdown"><thead><tr>'
+            f"<th>{_e(d.column_title(d.breakdown or '', lang))}</th>"
+            + _t(lang, "<th>Rows</th><th>Time</th>", "<th>行数</th><th>時間</th>")
             + "</tr></thead><tbody>"
         )
         parts += [
-            f"<tr><td>{_e(v)}</td><td>{n}</td><td>{format_duration_ns(c)}</td></tr>"
-            for v, n, c in f.breakdown[:10]
+            f'<tr><td class="what">{_e(v)}</td><td class="num">{n}</td>'
+            f'<td class="num">{format_duration_ns(c)}</td></tr>'
+            for v, n, c in breakdown_parts(f.breakdown[:10], lang)
         ]
-        parts.append("</tbody></table>")
+        parts.append("</tbody></table></div>")
     parts.append(
         '<div class="scroll"><table class="evidence"><thead><tr>'
         + _t(
             lang,
-            "<th>start</th><th>duration</th><th>where</th><th>what</th>",
+            "<th>Start</th><th>Duration</th><th>Where</th><th>What</th>",
             "<th>開始</th><th>長さ</th><th>場所</th><th>内容</th>",
         )
     )
-    parts += [f"<th>{_e(c)}</th>" for c in extra]
+    parts += [f"<th>{_e(d.column_title(c, lang))}</th>" for c in extra]
     parts.append("<th></th></tr></thead><tbody>")
     for r in f.evidence:
         start, end = zoom_window(r, report.bounds)
-        cells = "".join(f"<td>{_e(format_value(r.get(c), c))}</td>" for c in extra)
+        cells = "".join(
+            f"<td{_num(ja_twin(r, c, lang))}>{_e(format_value(ja_twin(r, c, lang), c))}</td>"
+            for c in extra
+        )
         parts.append(
-            f"<tr><td>{_when(report, r['ts'])}</td><td>{format_duration_ns(r['dur'] or 0)}</td>"
-            f'<td>{_e(r["location"])}</td><td class="what">{_e(r["what"])}</td>{cells}'
+            f'<tr><td class="num">{_when(report, r["ts"])}</td>'
+            f'<td class="num">{format_duration_ns(r["dur"] or 0)}</td>'
+            f"<td>{_e(ja_twin(r, 'location', lang))}</td>"
+            f'<td class="what">{_e(ja_twin(r, "what", lang))}</td>{cells}'
             f'<td><button type="button" class="open" data-trace="{_e(report.key)}" '
             f'data-vis-start="{start}" data-vis-end="{end}">'
             f"{_t(lang, 'Open in Perfetto', 'Perfetto で開く')}</button></td></tr>"
@@ -510,7 +567,15 @@ def _html_trust(report: Report, lang: str = "en") -> str:
     """The trust gate as an HTML section: one item per line, cautions marked."""
     items = []
     for level, text, consequence in trust_lines(report, lang):
-        more = f' <span class="weakens">({_e(consequence)})</span>' if consequence else ""
+        more = (
+            _t(
+                lang,
+                f' <span class="weakens">({_e(consequence)})</span>',
+                f'<span class="weakens">（{_e(consequence)}）</span>',
+            )
+            if consequence
+            else ""
+        )
         # _prose: escaped like any trace text, its `commands` set as code.
         items.append(f'<li class="trust--{_e(level)}">{_prose(text)}{more}</li>')
     return (
@@ -594,8 +659,13 @@ def render_html(
             body.append("<nav><ol>")
             body += [
                 f'<li><a href="#{_e(report.key)}-{f.detector.id}">'
-                f"{_e(f.detector.text('title', lang))}</a> "
-                f"({f.severity}, {format_duration_ns(f.cost_ns)})</li>"
+                f"{_e(f.detector.text('title', lang))}</a>"
+                + _t(
+                    lang,
+                    f" ({f.severity}, {format_duration_ns(f.cost_ns)})",
+                    f"（{severity_label(f.severity, lang)}、{format_duration_ns(f.cost_ns)}）",
+                )
+                + "</li>"
                 for f in report.findings
             ]
             body.append("</ol></nav>")

@@ -37,6 +37,8 @@ class RecoveredStep:
     ts: int
     dur: int
     location: str
+    #: ``location`` in Japanese (the same when it is the thread's name).
+    location_ja: str = ""
 
 
 @dataclass
@@ -112,8 +114,16 @@ def dropped_events(
             continue
         if names is None:
             names = _thread_names(events)
-        where = names.get((str(o.pid), str(o.tid))) or f"thread {o.tid}"
-        out.steps.append(RecoveredStep(int(m.group(1)), o.start_ns, o.end_ns - o.start_ns, where))
+        name = names.get((str(o.pid), str(o.tid)))
+        out.steps.append(
+            RecoveredStep(
+                int(m.group(1)),
+                o.start_ns,
+                o.end_ns - o.start_ns,
+                name or f"thread {o.tid}",
+                name or f"スレッド {o.tid}",
+            )
+        )
     out.steps.sort(key=lambda s: s.ts)
     return out
 
@@ -172,10 +182,15 @@ def recovered_steps_sql(steps: list[RecoveredStep]) -> str:
     def text(value: str) -> str:
         return "'" + value.replace("\x00", "").replace("'", "''")[:256] + "'"
 
-    create = f"CREATE TABLE {RECOVERED_STEP_TABLE}(step INT, ts INT, dur INT, location TEXT);"
+    create = (
+        f"CREATE TABLE {RECOVERED_STEP_TABLE}"
+        "(step INT, ts INT, dur INT, location TEXT, location_ja TEXT);"
+    )
     if not steps:
         return create
     values = ", ".join(
-        f"({int(s.step)}, {int(s.ts)}, {int(s.dur)}, {text(s.location)})" for s in steps
+        f"({int(s.step)}, {int(s.ts)}, {int(s.dur)}, {text(s.location)}, "
+        f"{text(s.location_ja or s.location)})"
+        for s in steps
     )
     return f"{create}\nINSERT INTO {RECOVERED_STEP_TABLE} VALUES {values};"

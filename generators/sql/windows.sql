@@ -134,7 +134,7 @@ JOIN guide_windows_gpu_busy!(span) AS b USING (window_id);
 -- (generators/doctor/trust.py) reads the file and fills it before this module is included, so the
 -- step loop below is the trace's own even where the importer lost its markers.
 CREATE TABLE IF NOT EXISTS guide_trace_recovered_step(
-  step INT, ts INT, dur INT, location TEXT
+  step INT, ts INT, dur INT, location TEXT, location_ja TEXT
 );
 
 -- The windows of the step loop: each `ProfilerStep#N` on a CPU thread (with those recovered from
@@ -152,20 +152,23 @@ CREATE PERFETTO TABLE guide_windows_loop(
   -- Width of the window (ns).
   dur DURATION,
   -- Where the window is: the CPU thread that ran the step, or 'whole trace'.
-  location STRING
+  location STRING,
+  -- The same in Japanese (a thread's name as the trace spells it), for the doctor's reports.
+  location_ja STRING
 ) AS
 WITH steps AS (
-  SELECT st.id, st.step, st.ts, st.dur, COALESCE(s.thread_name, 'thread ' || s.tid) AS location
+  SELECT st.id, st.step, st.ts, st.dur, COALESCE(s.thread_name, 'thread ' || s.tid) AS location,
+    COALESCE(s.thread_name, 'スレッド ' || s.tid) AS location_ja
   FROM guide_kineto_profiler_step AS st
   JOIN guide_kineto_slice AS s USING (id)
   WHERE s.category IS NOT 'gpu_user_annotation'
   UNION ALL
-  SELECT -1 - r.step, r.step, r.ts, r.dur, r.location
+  SELECT -1 - r.step, r.step, r.ts, r.dur, r.location, r.location_ja
   FROM guide_trace_recovered_step AS r
 )
-SELECT id AS window_id, step, ts, dur, location FROM steps
+SELECT id AS window_id, step, ts, dur, location, location_ja FROM steps
 UNION ALL
-SELECT 0, NULL, start_ts, end_ts - start_ts, 'whole trace'
+SELECT 0, NULL, start_ts, end_ts - start_ts, 'whole trace', 'トレース全体'
 FROM trace_bounds
 WHERE NOT EXISTS (SELECT 1 FROM steps);
 
@@ -295,9 +298,11 @@ CREATE PERFETTO VIEW guide_windows_real_loop(
   -- Width of the window (ns).
   dur DURATION,
   -- Where the window is.
-  location STRING
+  location STRING,
+  -- The same in Japanese.
+  location_ja STRING
 ) AS
-SELECT window_id, step, ts, dur, location FROM guide_windows_loop
+SELECT window_id, step, ts, dur, location, location_ja FROM guide_windows_loop
 WHERE window_id NOT IN (SELECT window_id FROM guide_windows_stub_step);
 
 -- The first real step of the loop when it ran cold: at least three times as long as the median
