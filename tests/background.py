@@ -43,6 +43,14 @@ PERFETTO_UI = "GUIDE_TESTS_PERFETTO_UI"
 REDERIVE_TEST = "tests/test_derive.py::test_fresh_derive_reproduces_committed_files"
 #: The tests that execute a notebook, one per notebook: ``<prefix><stem>]``.
 NOTEBOOK_TEST_PREFIX = "tests/test_notebooks.py::test_notebook_runs_on_cpu["
+#: Tests that read the built site (tests/serving.py): the site tests and the browser tests.
+SITE_TESTS = ("tests/test_site.py::", "tests/browser/")
+#: The browser test of the site built for a sub-path (tests/browser/test_subpath.py).
+SUB_PATH_TESTS = "tests/browser/test_subpath.py::"
+#: The environment variable with the origin that serves the sub-path build's folder.
+SUB_PATH_ORIGIN = "GUIDE_TESTS_SUB_PATH_ORIGIN"
+#: The sub-path the site is built for in that test (a GitHub Pages project site's).
+SUB_PATH = "guide"
 #: A whole derive takes two to four minutes on two cores, the notebooks about as long together;
 #: far longer means one hangs.
 JOB_TIMEOUT_S = 1200
@@ -151,10 +159,57 @@ def start_notebooks(stems: list[str], name: str = "notebooks") -> Job:
     return _start(name, sys.executable, "-m", "tests.notebook_run", str(folder), *stems)
 
 
+#: Build both editions into the job's folder/site with the variables given as NAME=VALUE
+#: (tests/serving.py's build commands, one after the other, stopping at the first that fails).
+_BUILD_SITE = """
+import os, subprocess, sys
+from pathlib import Path
+from tests.serving import build_commands
+destination = Path(sys.argv[1])
+env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", **dict(a.split("=", 1) for a in sys.argv[2:])}
+for command in build_commands(destination):
+    code = subprocess.call(command, env=env)
+    if code:
+        sys.exit(code)
+"""
+
+
+def site_job() -> Job:
+    """The background build of the site the site and browser tests share (it may not have
+    started: see :func:`start_for`)."""
+    return Job(run_dir() / "site-build")
+
+
+def start_site_build(name: str, destination: Path, **env: str) -> Job:
+    """Both editions built in the background into ``destination`` with ``env`` (once per run)."""
+    variables = [f"{k}={v}" for k, v in env.items()]
+    return _start(name, sys.executable, "-c", _BUILD_SITE, str(destination), *variables)
+
+
+def sub_path_job() -> Job:
+    """The background build of the site for a sub-path of :data:`SUB_PATH_ORIGIN`."""
+    return Job(run_dir() / "sub-path-build")
+
+
 def start_for(test_ids: list[str]) -> None:
     """Start the background jobs that the tests collected (``test_ids``) will wait for."""
     if REDERIVE_TEST in test_ids:
         start_rederive()
+    origin = perfetto_ui_origin()
+    if origin and any(test_id.startswith(SITE_TESTS) for test_id in test_ids):
+        start_site_build(
+            site_job().folder.name,
+            site_job().folder / "site",
+            PROFILING_GUIDE_PERFETTO_ORIGIN=origin,
+            PROFILING_GUIDE_SITE_URL="",
+        )
+    host = os.environ.get(SUB_PATH_ORIGIN)
+    if host and any(test_id.startswith(SUB_PATH_TESTS) for test_id in test_ids):
+        start_site_build(
+            sub_path_job().folder.name,
+            run_dir() / "sub-path-host" / SUB_PATH,
+            PROFILING_GUIDE_SITE_URL=f"{host}/{SUB_PATH}/",
+        )
     stems = [
         test_id.removeprefix(NOTEBOOK_TEST_PREFIX).removesuffix("]")
         for test_id in test_ids

@@ -58,6 +58,11 @@ def pytest_configure(config: pytest.Config) -> None:
     servers = StaticServers()
     config.add_cleanup(servers.close)
     os.environ[background.PERFETTO_UI] = servers.serve(dist)
+    # The folder the site built for a sub-path is served from (tests/browser/test_subpath.py):
+    # served from the start, so that the build, started in the background, knows its address.
+    host = shared / "sub-path-host"
+    host.mkdir()
+    os.environ[background.SUB_PATH_ORIGIN] = servers.serve(host)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -54,18 +54,24 @@ def perfetto_ui(static_server: StaticServer) -> str:
     return background.perfetto_ui_origin() or static_server(perfetto_web_dist())
 
 
+def build_commands(destination: Path) -> list[list[str]]:
+    """The two ``mkdocs build --strict`` commands of :func:`build_editions`."""
+    return [
+        [sys.executable, "-m", "mkdocs", "build", "--strict", *options]
+        for options in (
+            ["-d", str(destination)],
+            ["-f", "mkdocs.ja.yml", "-d", str(destination / "ja")],
+        )
+    ]
+
+
 def build_editions(destination: Path, **env: str) -> None:
     """Both editions, as ``make site`` lays them out: English at ``destination``, Japanese in
     ``destination/ja`` (Material's language switcher reads the other edition's sitemap).
     ``env``: variables for the build (``PROFILING_GUIDE_SITE_URL``, say). Fails the test, with
     the build's own words, at the first edition that does not build: never retried, since a
     build that fails now and then is a defect to see."""
-    editions = [
-        ["-d", str(destination)],
-        ["-f", "mkdocs.ja.yml", "-d", str(destination / "ja")],
-    ]
-    for options in editions:
-        command = [sys.executable, "-m", "mkdocs", "build", "--strict", *options]
+    for command in build_commands(destination):
         result = subprocess.run(
             command,
             cwd=REPO,
@@ -80,11 +86,27 @@ def build_editions(destination: Path, **env: str) -> None:
             pytest.fail(f"{' '.join(command[2:])} failed:\n{output}")
 
 
+def built_in_background(job: background.Job) -> Path:
+    """The site a background build job made (tests/background.py), once it has ended; fails the
+    test with the build's own words if it failed."""
+    code, output = job.wait()
+    if code != 0:
+        pytest.fail(f"building the site failed ({code}):\n{output}")
+    return job.folder / "site"
+
+
 @pytest.fixture(scope="session")
 def built_site(perfetto_ui: str) -> Path:
     """Both editions built once per test run, their Perfetto buttons pointed at the local
     Perfetto UI; every test that reads the built site (files or pages in a browser), in any
-    worker process, shares it. The first worker to need it builds it; the others wait."""
+    worker process, shares it. The process that owns the run starts the build in the background
+    as the run begins (tests/background.py); where it did not, the first worker to need the site
+    builds it and the others wait."""
+    job = background.site_job()
+    if job.folder.exists():
+        if background.perfetto_ui_origin() != perfetto_ui:
+            pytest.fail(f"the shared site was built for another Perfetto UI than {perfetto_ui}")
+        return built_in_background(job)
     shared = background.run_dir()
     destination = shared / "site"
     done = shared / "site.built"

@@ -3,13 +3,15 @@ page included, must load its styles, scripts and images from under that sub-path
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
+from tests import background
 from tests.browser.perfetto_ui import NON_LOCAL
-from tests.serving import build_editions
+from tests.serving import build_editions, built_in_background
 
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Response, Route
@@ -21,13 +23,19 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.browser
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-SUB_PATH = "guide"
+SUB_PATH = background.SUB_PATH
 PAGES = ("404.html", "", "part-1/01-first-trace/", "glossary/", "ja/", "ja/part-1/01-first-trace/")
 
 
 @pytest.fixture(scope="module")
 def sub_path_site(tmp_path_factory: pytest.TempPathFactory, static_server: StaticServer) -> str:
-    """The site built for ``http://127.0.0.1:PORT/guide/`` and served there."""
+    """The site built for ``http://127.0.0.1:PORT/guide/`` and served there: built in the
+    background as the run began (tests/background.py), or here where no process started that."""
+    job = background.sub_path_job()
+    host = os.environ.get(background.SUB_PATH_ORIGIN)
+    if job.folder.exists() and host:
+        built_in_background(job)
+        return f"{host}/{SUB_PATH}/"
     root = tmp_path_factory.mktemp("host")
     base = static_server(root)  # the server reads files as they are asked for
     site_url = f"{base}/{SUB_PATH}/"
