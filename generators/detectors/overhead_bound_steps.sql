@@ -40,7 +40,7 @@
 --   running when it ended is not reported: there the GPU is behind, not starved.
 -- false-positives_ja: 意図的に待つステップ（データの読み込み、ログ、評価）や、
 --   コールドな最初のステップ（ほかのステップの中央値の 3 倍以上）は除きます。ステップが 3 個未満では
---   コールドなステップが報告されることがあります（トラストゲートがそう示します）。
+--   コールドなステップが報告されることがあります（信頼性チェックがそう示します）。
 --   起動した仕事がステップの終わりにまだ実行中だったステップは報告しません。そこでは GPU
 --   は仕事が足りないのではなく、処理が追いついていないのです。
 INCLUDE PERFETTO MODULE guide.windows;
