@@ -1186,6 +1186,11 @@ def test_the_tuned_forwards_growth_is_less_than_half_its_casts_attention_and_gem
     assert change("forward_rest_cpu_ns") > three
     ops = "forward_ops_per_step"
     assert _values(TUNED, "train_backward")[ops] < _values(NAIVE, "train_backward")[ops]
+    # 'what else the tuned loop changes, such as the DataLoader's worker processes and the thread
+    # that pins their batches': the tuned capture ran with both, the naive one with neither.
+    tuned, naive = _settings(TUNED), _settings(NAIVE)
+    assert tuned["workers"] > 0 and tuned["pin_memory"] is True
+    assert naive["workers"] == 0 and naive["pin_memory"] is False
 
 
 @GPU
