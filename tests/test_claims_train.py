@@ -1173,6 +1173,9 @@ def test_the_tuned_forwards_growth_is_less_than_half_its_casts_attention_and_gem
     assert change("forward_cast_cpu_ns") > 0
     assert change("forward_attention_own_cpu_ns") < 0
     assert 0 < change("forward_gemm_cpu_ns") < 0.5 * n["forward_gemm_cpu_ns"]  # "a little more"
+    # "and that for fewer of them ... the fp32 count includes the math attention's products"
+    gemms = "forward_gemms_per_step"
+    assert _values(TUNED, "train_backward")[gemms] < _values(NAIVE, "train_backward")[gemms]
     three = change("forward_cast_gemm_attention_cpu_ns")
     for v in (n, t):  # the parts add up: three kinds of operator and the rest
         assert v["forward_cast_gemm_attention_cpu_ns"] == pytest.approx(
