@@ -133,7 +133,14 @@ def derive_sources(step: Step) -> list[Path]:
     gen = REPO_ROOT / "generators"
     paths = [
         gen / name
-        for name in ("derive.py", "units.py", "table_cells.py", "store.py", "queries/__init__.py")
+        for name in (
+            "derive.py",
+            "units.py",
+            "table_cells.py",
+            "store.py",
+            "queries/__init__.py",
+            "trace_json.py",  # kernel_overlaps: values read from the JSON itself
+        )
     ]
     paths += sorted(SQL_MODULES.glob("*.sql"))
     paths += [load_query(q).path for q in _queries_of(step)]
