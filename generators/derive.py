@@ -24,7 +24,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from generators import figures, i18n, tp_launch
+from generators import figures, i18n, tp_launch, trace_json
 from generators.parallel import run_each
 from generators.queries import Query, load_query
 from generators.steps import EVERY_TRACE_QUERIES, REPO_ROOT, STEPS, Step
@@ -133,7 +133,14 @@ def derive_sources(step: Step) -> list[Path]:
     gen = REPO_ROOT / "generators"
     paths = [
         gen / name
-        for name in ("derive.py", "units.py", "table_cells.py", "store.py", "queries/__init__.py")
+        for name in (
+            "derive.py",
+            "units.py",
+            "table_cells.py",
+            "store.py",
+            "queries/__init__.py",
+            "trace_json.py",  # kernel_overlaps: values read from the JSON itself
+        )
     ]
     paths += sorted(SQL_MODULES.glob("*.sql"))
     paths += [load_query(q).path for q in _queries_of(step)]
@@ -195,6 +202,10 @@ def derive_variant(step: Step, variant_dir: Path, device: str) -> list[Path]:
             path = variant_dir / f"{query.name}{suffix}"
             atomic_write_text(path, text)
             written.append(path)
+    # Kernels Perfetto's importer dropped are not in the SQL's tables: where it dropped any, what
+    # the file says about the kernels that overlap the one before them on their stream.
+    if values.get("trace_import", {}).get("kernels_dropped"):
+        values["kernel_overlaps"] = trace_json.kernel_overlaps(trace_json.load_trace_fast(trace))
     # Timings measured outside the profiler by the workload itself (e.g. time to first token),
     # so pages can set them beside what the trace says.
     wall_clock = capture.get("settings", {}).get("wall_clock")

@@ -21,6 +21,7 @@ replays that arithmetic so that it finds exactly the events the importer drops.
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import math
 import zlib
@@ -362,6 +363,65 @@ def _exact_span(e: Event) -> tuple[int, int]:
 def dropped_by_cat(overlaps: Iterable[Overlap]) -> Counter[str]:
     """Number of dropped events per category."""
     return Counter(o.cat for o in overlaps)
+
+
+#: A step GPU timestamps come in: the largest power of two (in ns, up to this) that at least
+#: ``_STEP_SHARE`` of the kernels' durations are a multiple of, give or take 1 ns of rounding.
+_MAX_STEP_NS = 1024
+_STEP_SHARE = 0.9
+
+
+def kernel_overlaps(events: Iterable[Event]) -> dict[str, object]:
+    """Kernels that start before the previous kernel on their stream has ended, from the JSON.
+
+    Perfetto's importer drops such a kernel (it does not nest in the one before it), so the SQL
+    never sees it: this reads the file at its own precision. Each stream (``pid``, ``tid``) is
+    taken in start order; a kernel overlaps when it starts before the previous one's end, by
+    that end less its start. Also: the kernel name most of the overlapping kernels bear, how
+    many kernels of that name the file holds, and the step kernel durations come in (a GPU
+    timestamp's resolution as the trace shows it), so an overlap can be read against it.
+    """
+    streams: dict[tuple[str, str], list[tuple[int, int, int, str]]] = defaultdict(list)
+    names: Counter[str] = Counter()
+    durations: list[int] = []
+    for order, e in enumerate(events):
+        if e.get("ph") != "X" or e.get("cat") != "kernel" or "ts" not in e:
+            continue
+        try:
+            start, dur = to_ns(e["ts"]), to_ns(e.get("dur", 0))
+        except (TypeError, ValueError, ArithmeticError):
+            continue
+        name = str(e.get("name", ""))
+        names[name] += 1
+        durations.append(dur)
+        streams[(str(e.get("pid")), str(e.get("tid")))].append((start, order, start + dur, name))
+    overlaps: list[int] = []
+    overlapping: Counter[str] = Counter()
+    for kernels in streams.values():
+        kernels.sort()
+        for (_, _, previous_end, _), (start, _, _, name) in itertools.pairwise(kernels):
+            if start < previous_end:
+                overlaps.append(previous_end - start)
+                overlapping[name] += 1
+    top = overlapping.most_common(1)[0][0] if overlapping else None
+    step = None
+    if durations:
+        for candidate in (1 << k for k in range(_MAX_STEP_NS.bit_length() - 1, 0, -1)):
+            near = sum(min(d % candidate, -d % candidate) <= 1 for d in durations)
+            if near >= _STEP_SHARE * len(durations):
+                step = candidate
+                break
+    return {
+        "kernels": len(durations),
+        "overlapping_kernels": len(overlaps),
+        "overlap_min_ns": min(overlaps) if overlaps else None,
+        "overlap_max_ns": max(overlaps) if overlaps else None,
+        "overlapping_name": top,
+        "overlapping_name_overlaps": overlapping[top] if top else None,
+        "overlapping_name_kernels": names[top] if top else None,
+        "overlapping_name_pct": 100.0 * overlapping[top] / names[top] if top else None,
+        "kernel_dur_step_ns": step,
+    }
 
 
 @dataclass(frozen=True)

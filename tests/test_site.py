@@ -676,6 +676,31 @@ def test_a_name_value_renders_as_code_that_wraps_between_words() -> None:
     assert out.startswith('<code class="pg-value pg-value--name"') and "<wbr>" in out
 
 
+def test_a_value_minus_another_variants_is_their_difference_with_its_sign() -> None:
+    """`minus="a"` shows b's value less a's, from the same device set, signed (+ for a rise, a
+    typographic minus for a fall), and names both variants in its tooltip."""
+    sets = hook._load_sets()
+    device = "cuda" if sets.get("cuda") else "cpu"
+    key = "train_casts.step_cpu_ns"
+    step_ns = {
+        v: json.loads((ARTIFACTS / device / "train" / v / "values.json").read_text())[
+            "train_casts"
+        ]["step_cpu_ns"]
+        for v in ("naive", "tuned")
+    }
+    up = _render(f'{{{{ value("train", "naive", "{key}", minus="tuned") }}}}', sets)
+    down = _render(f'{{{{ value("train", "tuned", "{key}", minus="naive") }}}}', sets)
+    change = step_ns["naive"] - step_ns["tuned"]
+    rise, fall = (up, down) if change > 0 else (down, up)
+    assert f">+{format_value(abs(change), 'step_cpu_ns')}<" in rise
+    assert f">\N{MINUS SIGN}{format_value(abs(change), 'step_cpu_ns')}<" in fall
+    assert "of tuned less that of naive" in down
+    with pytest.raises(hook.PlaceholderError, match="is not in the"):
+        _render(f'{{{{ value("train", "naive", "{key}", minus="no_such_variant") }}}}', sets)
+    with pytest.raises(hook.PlaceholderError, match="minus= needs two numbers"):
+        _render('{{ value("train", "naive", "train_data.iterator", minus="tuned") }}', sets)
+
+
 # -- commands and settings come from the capture record ----------------------------------------
 
 

@@ -342,3 +342,48 @@ def test_reused_engine_keeps_sql_packages():
                 > 0
             )
     assert len(pids) == 1
+
+
+def _kernel(ts: str, dur: str, name: str = "k", tid: int = 7) -> dict[str, Any]:
+    return {"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": tid, "ts": ts, "dur": dur}
+
+
+def test_kernel_overlaps_reads_the_file_stream_by_stream() -> None:
+    """Derive's kernel_overlaps: a kernel that starts before the previous one on its stream has
+    ended, by how much, at the file's own (nanosecond) precision; other streams never count."""
+    events = [
+        _kernel("100.000", "0.640", "gemm"),
+        _kernel("100.544", "0.352", "reduce"),  # 96 ns before the GEMM's end
+        _kernel("101.000", "0.640", "gemm"),
+        _kernel("101.640", "0.352", "reduce"),  # right at the end: no overlap
+        _kernel("102.000", "0.641", "gemm"),
+        _kernel("102.609", "0.352", "reduce"),  # 32 ns
+        _kernel("100.100", "0.352", "other", tid=8),  # another stream, inside the first GEMM
+        {"ph": "X", "cat": "cpu_op", "name": "mm", "pid": 1, "tid": 1, "ts": "100.1", "dur": "5"},
+    ]
+    found = tj.kernel_overlaps(events)
+    assert found == {
+        "kernels": 7,
+        "overlapping_kernels": 2,
+        "overlap_min_ns": 32,
+        "overlap_max_ns": 96,
+        "overlapping_name": "reduce",
+        "overlapping_name_overlaps": 2,
+        "overlapping_name_kernels": 3,
+        "overlapping_name_pct": pytest.approx(200 / 3),
+        # 640, 352 and 641 ns: multiples of 32 (not all of 64), give or take 1 ns.
+        "kernel_dur_step_ns": 32,
+    }
+    nothing = tj.kernel_overlaps(events[:1] + events[2:3])
+    assert nothing["overlapping_kernels"] == 0 and nothing["overlap_min_ns"] is None
+
+
+def test_kernel_overlaps_agree_with_the_importers_kernel_drops(traces):
+    """On a real trace the kernels that overlap their predecessor are the kernels the importer
+    dropped (the A100 trace's drops are synchronisations, not kernels: none there)."""
+    for name in ("a100-simple-add.json.gz", "v100-resnet-train.json.gz"):
+        _, js = traces[name]
+        exact = tj.find_partial_overlaps(js.events, timestamps="exact")
+        found = tj.kernel_overlaps(js.events)
+        assert found["kernels"] == js.by_cat["kernel"]
+        assert found["overlapping_kernels"] == sum(o.cat == "kernel" for o in exact)

@@ -93,6 +93,9 @@ OWN_QUERY_PAGE = "write-your-own-query"
 PERFETTO_BUTTON_ID = "pg-perfetto-"
 #: Where the guide explains why Perfetto's importer drops slices of a trace (a site path).
 IMPORTER_DROPS_EXPLAINED = "part-4/02-decode-step/#why-decode-on-a-gpu-is-overhead-bound-at-batch-1"
+#: values.json sections derive reads from the trace's JSON rather than by SQL (the events they
+#: count are the ones Perfetto's importer drops), with the module that reads them.
+JSON_VALUES = {"kernel_overlaps": "generators/trace_json.py"}
 # The output folder in a recorded command line (the capture chose its own).
 FOLDER = "<folder>"
 # A command block wraps before this many characters, between one option and the next.
@@ -453,20 +456,56 @@ class Renderer:
         if query not in values or column not in values[query]:
             known = ", ".join(f"{q}.{c}" for q, cols in values.items() for c in cols)
             raise PlaceholderError(f"no value {key!r} (known: {known})")
-        text = format_value(values[query][column], column)
+        value = values[query][column]
+        minus = call.kwargs.get("minus")
+        if minus is not None:
+            value = self._difference(call, ds, value, str(minus))
+        text = format_value(value, column)
+        if minus is not None and isinstance(value, int | float):
+            # A change reads with its sign, a typographic minus for a fall: +6.87 ms, −4.20 ms.
+            text = f"+{text}" if value > 0 else text.replace("-", "\N{MINUS SIGN}", 1)
         # Measured by the workload outside the profiler, or the settings it ran with.
         if query in ("capture", "settings"):
             record = f"{call.step}/{call.variant}/capture.json"
             source = self.t(f"the capture record ({record})", f"キャプチャ記録（{record}）")
+        elif query in JSON_VALUES:
+            source = self.t(
+                f"the trace's JSON, read by {JSON_VALUES[query]}",
+                f"トレースの JSON（{JSON_VALUES[query]} が読む）",
+            )
         else:
             source = load_query(query).path.relative_to(REPO_ROOT).as_posix()
         device = DEVICE_LABEL[ds.device]
+        what = key
+        if minus is not None:
+            what = self.t(
+                f"{key} of {call.variant} less that of {minus}",
+                f"{call.variant} の {key} から {minus} の値を引いた差",
+            )
         title = html.escape(
-            self.t(f"{key} ({device}), from {source}", f"{key}（{device}）、出典: {source}")
+            self.t(f"{what} ({device}), from {source}", f"{what}（{device}）、出典: {source}")
         )
         if isinstance(values[query][column], str):  # a name: code, wrapping only between words
             return f'<code class="pg-value pg-value--name" title="{title}">{wrappable(text)}</code>'
         return f'<span class="pg-value" title="{title}">{html.escape(text)}</span>'
+
+    def _difference(self, call: Call, ds: DeviceSet, value: object, minus: str) -> float:
+        """``value("step", "b", "q.col", minus="a")``: b's value less a's, from one device set.
+
+        A change between two captures is a number a reader should not have to work out, and
+        typing it would be a hand-made measurement: both values come from the same set.
+        """
+        key = str(call.args[2])
+        query, _, column = key.partition(".")
+        other = json.loads(ds.file(call.step, minus, "values.json").read_text())
+        if query not in other or column not in other[query]:
+            raise PlaceholderError(f"no value {key!r} in {call.step}/{minus} (minus={minus!r})")
+        base = other[query][column]
+        numbers = [v for v in (value, base) if isinstance(v, int | float)]
+        if len(numbers) != 2 or any(isinstance(v, bool) for v in numbers):
+            raise PlaceholderError(f"minus= needs two numbers, got {value!r} and {base!r}")
+        self.state.used[(ds.device, call.step, minus)] = None
+        return value - base  # type: ignore[operator]
 
     @staticmethod
     def _record(call: Call, ds: DeviceSet) -> dict:

@@ -73,9 +73,10 @@ WITH
     JOIN guide_llm_attention_read AS a ON a.id = r.slice_id
     GROUP BY r.id
   ),
-  -- Time to first token: from the start of generate to the start of the first decode (by then
-  -- the prefill's token has been chosen).
-  ttft AS (
+  -- The time to the first decode, the trace's counterpart of the time to first token (TTFT,
+  -- which the workload measures without the profiler): from the start of generate to the start
+  -- of its first decode forward (by then the prefill's token has been chosen).
+  to_first_decode AS (
     SELECT MIN(f.ts) - gen.ts AS ns
     FROM gen JOIN guide_llm_forward AS f USING (step)
     WHERE f.phase = 'decode'
@@ -140,6 +141,13 @@ WITH
     FROM gemm_gap
     GROUP BY window_id
   ),
+  -- Each decode forward's cudaGraphLaunch calls, ranked by duration for their median: a mean
+  -- alone hides how unequal the calls are.
+  graph_launch AS MATERIALIZED (
+    SELECT dur, ROW_NUMBER() OVER (ORDER BY dur) AS k, COUNT(*) OVER () AS n
+    FROM fwd_slice
+    WHERE name = 'cudaGraphLaunch'
+  ),
   m AS (
     SELECT
       (SELECT AVG(bytes) FROM weights) AS weight_bytes,
@@ -165,7 +173,7 @@ SELECT
   COALESCE((SELECT name FROM guide_hardware_device), 'cpu') AS device_name,
   m.batch,
   CAST((SELECT AVG(dur) FROM gen) AS INT) AS generate_ns,
-  CAST((SELECT AVG(ns) FROM ttft) AS INT) AS ttft_ns,
+  CAST((SELECT AVG(ns) FROM to_first_decode) AS INT) AS to_first_decode_ns,
   -- Tokens made per second of generate: batch x (one from the prefill + one per decode).
   m.batch * ((SELECT COUNT(*) FROM turn) * 1.0 / (SELECT COUNT(DISTINCT step) FROM guide_llm_forward) + 1)
     * 1e9 / (SELECT AVG(dur) FROM gen) AS tokens_per_second,
@@ -198,6 +206,13 @@ SELECT
     100.0 * COALESCE((SELECT SUM(dur) FROM fwd_slice WHERE name = 'cudaGraphLaunch'), 0)
       / (SELECT SUM(cpu_ns) FROM fwd_cpu),
     NULL) AS graph_launch_share_pct,
+  -- The cudaGraphLaunch calls of the decode forwards one by one: how many, and the shortest,
+  -- median and longest (NULL without a graph launch).
+  IIF(m.gpu, (SELECT COUNT(*) FROM graph_launch), NULL) AS graph_launch_calls,
+  (SELECT MIN(dur) FROM graph_launch) AS graph_launch_min_ns,
+  (SELECT CAST(AVG(dur) AS INT) FROM graph_launch WHERE k IN ((n + 1) / 2, (n + 2) / 2))
+    AS graph_launch_median_ns,
+  (SELECT MAX(dur) FROM graph_launch) AS graph_launch_max_ns,
   -- cudaStreamSynchronize per decode step: calls, and the CPU time spent waiting in them.
   IIF(m.gpu, (SELECT COUNT(*) FROM sync) * 1.0 / (SELECT COUNT(*) FROM turn), NULL)
     AS syncs_per_token,

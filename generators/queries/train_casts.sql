@@ -24,7 +24,33 @@ WITH
   fwd AS (SELECT * FROM casts WHERE phase = 'forward'),
   -- A linear layer's weight is a 2-D fp32 tensor; the activations it multiplies have a batch
   -- and a sequence dimension (3-D or more). The rank tells the two kinds of cast apart.
-  weight_casts AS (SELECT * FROM fwd WHERE to_low AND from_type = 'float' AND ndim = 2)
+  weight_casts AS (SELECT * FROM fwd WHERE to_low AND from_type = 'float' AND ndim = 2),
+  -- The forward's CPU time split by the three kinds of operator autocast changes, each slice
+  -- counted once: every cast, every GEMM operator, and the attention operator less the casts
+  -- and GEMMs inside it (fp32's math fallback runs its products as aten::bmm, and autocast
+  -- casts some of its inputs inside it). What is left is the rest of the forward: the other
+  -- operators and the time between operators.
+  fwd_gemm AS (SELECT id, dur FROM guide_train_gemm WHERE phase = 'forward'),
+  attention AS (
+    SELECT o.id, o.dur FROM guide_train_phase_op AS o
+    JOIN guide_train_phase AS p ON p.id = o.phase_id
+    WHERE p.phase = 'forward' AND o.name = 'aten::scaled_dot_product_attention'
+  ),
+  inside_attention AS (
+    SELECT COALESCE(SUM(x.dur), 0) AS ns
+    FROM (SELECT id, dur FROM fwd UNION ALL SELECT id, dur FROM fwd_gemm) AS x
+    WHERE EXISTS (
+      SELECT 1 FROM ancestor_slice(x.id) AS a WHERE a.name = 'aten::scaled_dot_product_attention'
+    )
+  ),
+  split AS (
+    SELECT
+      (SELECT SUM(dur) FROM guide_train_phase_cost WHERE phase = 'forward') AS forward_ns,
+      (SELECT COALESCE(SUM(dur), 0) FROM fwd) AS cast_ns,
+      (SELECT COALESCE(SUM(dur), 0) FROM fwd_gemm) AS gemm_ns,
+      (SELECT COALESCE(SUM(dur), 0) FROM attention) - (SELECT ns FROM inside_attention)
+        AS attention_ns
+  )
 SELECT
   (SELECT COUNT(*) FROM fwd) * 1.0 / steps.n AS forward_casts,
   (SELECT COUNT(*) FROM casts WHERE phase = 'backward') * 1.0 / steps.n AS backward_casts,
@@ -44,12 +70,18 @@ SELECT
   (SELECT CAST(COALESCE(SUM(dur), 0) / steps.n AS INT) FROM casts
     WHERE phase IN ('forward', 'backward')) AS cast_cpu_ns,
   (SELECT CAST(COALESCE(SUM(dur), 0) / steps.n AS INT) FROM fwd) AS forward_cast_cpu_ns,
-  -- The forward's attention operator: its CPU time depends on the backend SDPA picks (the math
-  -- fallback in fp32, cuDNN under bf16 autocast on a GPU).
-  (SELECT CAST(COALESCE(SUM(o.dur), 0) / steps.n AS INT) FROM guide_train_phase_op AS o
-    JOIN guide_train_phase AS p ON p.id = o.phase_id
-    WHERE p.phase = 'forward' AND o.name = 'aten::scaled_dot_product_attention')
-    AS forward_attention_cpu_ns,
+  -- The forward's attention operator without the casts and GEMMs inside it: its CPU time
+  -- depends on the backend SDPA picks (the math fallback in fp32, cuDNN under bf16 autocast on
+  -- a GPU).
+  CAST(split.attention_ns / steps.n AS INT) AS forward_attention_own_cpu_ns,
+  -- The forward's GEMM operators (as train_backward.sql's forward_gemm_cpu_ns).
+  CAST(split.gemm_ns / steps.n AS INT) AS forward_gemm_cpu_ns,
+  -- The three together (casts, GEMMs, the attention's own time), and the rest of the forward.
+  CAST((split.cast_ns + split.gemm_ns + split.attention_ns) / steps.n AS INT)
+    AS forward_cast_gemm_attention_cpu_ns,
+  CAST((split.forward_ns - split.cast_ns - split.gemm_ns - split.attention_ns) / steps.n AS INT)
+    AS forward_rest_cpu_ns,
+  CAST(split.forward_ns / steps.n AS INT) AS forward_cpu_ns,
   -- What the casts buy: the CPU time of the step's GEMMs (forward and backward), and the step's.
   (SELECT CAST(SUM(dur) / steps.n AS INT) FROM guide_train_gemm) AS gemm_cpu_ns,
   CAST(steps.step_ns / steps.n AS INT) AS step_cpu_ns,
@@ -58,4 +90,4 @@ SELECT
     JOIN guide_kineto_slice AS r ON r.id = g.launch_id
     WHERE r.ts >= c.ts AND r.ts < c.ts + c.dur AND g.category = 'kernel') * 1.0 / steps.n,
     NULL) AS cast_kernels
-FROM steps, (SELECT EXISTS (SELECT 1 FROM guide_kineto_gpu_activity) AS yes) AS traced;
+FROM steps, split, (SELECT EXISTS (SELECT 1 FROM guide_kineto_gpu_activity) AS yes) AS traced;

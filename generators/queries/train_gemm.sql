@@ -1,9 +1,9 @@
 -- The GEMMs of one training step: forward against backward, element type, time
 -- output: table
--- columns: phase=Phase, dtype=Element type, gemms=GEMMs per step, gflop=GFLOP per step, cpu_ns=CPU time per step, kernel_ns=Kernel time per step, kernel_name=Longest kernel, math=Math (from the kernel's name)
+-- columns: phase=Phase, dtype=Element type, gemms=GEMMs per step, gflop=GFLOP per step, cpu_ns=CPU time per step, kernel_ns=Kernel time per step, achieved_tflops=Achieved, tflops_peak_pct=% of peak, kernel_name=Longest kernel, math=Math (from the kernel's name)
 -- question_ja: 学習ステップ 1 回の GEMM: 順伝播と逆伝播の比較、要素型、時間
--- columns_ja: phase=フェーズ, dtype=要素型, gemms=ステップあたりの GEMM 数, gflop=ステップあたりの GFLOP, cpu_ns=ステップあたりの CPU 時間, kernel_ns=ステップあたりのカーネル時間, kernel_name=最長のカーネル, math=演算方式（カーネル名から）
--- shown: phase, dtype, gemms, gflop, cpu_ns, kernel_ns, kernel_name, math
+-- columns_ja: phase=フェーズ, dtype=要素型, gemms=ステップあたりの GEMM 数, gflop=ステップあたりの GFLOP, cpu_ns=ステップあたりの CPU 時間, kernel_ns=ステップあたりのカーネル時間, achieved_tflops=達成性能, tflops_peak_pct=ピーク性能に対する %, kernel_name=最長のカーネル, math=演算方式（カーネル名から）
+-- shown: phase, dtype, gemms, gflop, cpu_ns, kernel_ns, achieved_tflops, tflops_peak_pct, kernel_name, math
 INCLUDE PERFETTO MODULE guide.train;
 INCLUDE PERFETTO MODULE guide.hardware;
 INCLUDE PERFETTO MODULE guide.shapes;
@@ -17,6 +17,13 @@ SELECT
   CAST(SUM(g.dur) / steps.n AS INT) AS cpu_ns,
   IIF(EXISTS (SELECT 1 FROM guide_kineto_gpu_activity), CAST(SUM(g.kernel_dur) / steps.n AS INT),
     NULL) AS kernel_ns,
+  -- The GEMMs' work over their kernels' time (GPU time only; NULL on a CPU trace).
+  SUM(g.flops) / (NULLIF(SUM(g.kernel_dur), 0) * 1e3) AS achieved_tflops,
+  -- That work against what the same kernel time could do at each GEMM's own dense peak (its
+  -- input type and the math its kernel names): NULL on a CPU, an unknown GPU or unknown math.
+  100.0 * SUM(g.flops) / NULLIF(SUM(g.kernel_dur * 1e3 * guide_hardware_peak_tflops(
+    guide_hardware_gemm_math(guide_shapes_dtype_label(g.dtype), g.kernel_name)
+  )), 0) AS tflops_peak_pct,
   (SELECT g2.kernel_name FROM guide_train_gemm AS g2 WHERE g2.phase = g.phase
     AND g2.dtype = g.dtype ORDER BY g2.kernel_dur DESC LIMIT 1) AS kernel_name,
   (SELECT

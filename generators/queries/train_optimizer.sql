@@ -62,9 +62,10 @@ SELECT
   ) AS zero_grad_memsets,
   (SELECT CAST(SUM(gpu_ns) / steps.n AS INT) FROM zero) AS zero_grad_gpu_ns,
   -- The step, and the loss read that follows the optimizer: CPU time saved in the optimizer
-  -- can reappear as waiting there when the GPU sets the pace.
+  -- can reappear as waiting there when the GPU sets the pace. NULL (shown "–") in a loop whose
+  -- profiled steps never read the loss back: a phase that never ran has no time, not 0 ns.
   (SELECT CAST(SUM(dur) / steps.n AS INT) FROM guide_train_step) AS step_cpu_ns,
-  (SELECT CAST(COALESCE(SUM(dur), 0) / steps.n AS INT) FROM guide_train_phase
+  (SELECT CAST(SUM(dur) / steps.n AS INT) FROM guide_train_phase
     WHERE phase = 'log_loss') AS log_loss_cpu_ns,
   -- Average CPU time of one kernel launch call (cudaLaunchKernel) per phase.
   (SELECT CAST(opt AS INT) FROM launch_avg) AS optimizer_launch_avg_ns,
