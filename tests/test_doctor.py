@@ -733,3 +733,19 @@ def test_a_report_made_without_the_flag_links_to_the_configured_site(
     assert main([trace, *only, "--format", "html", "--lang", "ja", "-o", str(html_out)]) == 0
     assert 'href="https://guide.example/sub/ja/part-' in html_out.read_text()
     assert "127.0.0.1" not in html_out.read_text()
+
+
+def test_synthetic_traces_are_make_traces_output(tmp_path: Path) -> None:
+    """tests/data/doctor-traces/: every trace there is what make_traces.py writes, byte for
+    byte, and its README's table has a row for each (and for nothing else)."""
+    script = tmp_path / "make_traces.py"
+    script.write_bytes((SYNTHETIC / "make_traces.py").read_bytes())
+    subprocess.run([sys.executable, str(script)], check=True, cwd=tmp_path, timeout=60)
+    written = sorted(p.name for p in tmp_path.glob("*.json"))
+    assert written == sorted(p.name for p in SYNTHETIC.glob("*.json"))
+    for name in written:
+        assert (tmp_path / name).read_bytes() == (SYNTHETIC / name).read_bytes(), name
+    readme = (SYNTHETIC / "README.md").read_text(encoding="utf-8")
+    rows = [line.split("|")[1] for line in readme.splitlines() if line.startswith("| `")]
+    listed = sorted(name for cell in rows for name in re.findall(r"`([^`]+\.json)`", cell))
+    assert listed == written
