@@ -19,6 +19,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from generators.doctor.__main__ import first_trace
 from generators.doctor.diff import (
     APPEARED,
     MATCHED_BY,
@@ -340,3 +341,11 @@ def test_cli_bad_input(tmp_path: Path) -> None:
     assert folder.returncode == 2 and "a folder" in folder.stderr
     usage = run_doctor("diff", str(broken))
     assert usage.returncode == 2 and "AFTER" in usage.stderr
+
+
+def test_no_engine_starts_early_for_diff() -> None:
+    """The two traces open in worker processes: an engine started early for the first would sit
+    unused beside theirs."""
+    traces = [str(p) for p in JOB]
+    assert first_trace(traces) == traces[0]
+    assert first_trace(["diff", *traces]) is None

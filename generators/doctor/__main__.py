@@ -43,7 +43,10 @@ def _abbreviates(name: str, options: Sequence[str]) -> bool:
 
 def first_trace(argv: Sequence[str]) -> str | None:
     """The first file the command line names as a trace, read roughly (argparse reads it for
-    real later), or None when it names none, names an engine or asks for no trace."""
+    real later), or None when it names none, names an engine or asks for no trace. None for
+    ``diff``: its two traces open in worker processes, each with an engine of its own."""
+    if argv[:1] == ["diff"]:
+        return None
     first = None
     takes_value = positional = False
     for arg in argv:
