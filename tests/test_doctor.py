@@ -950,3 +950,19 @@ def test_cli_speaks_japanese(tmp_path: Path) -> None:
     assert f"エラー: {tmp_path / 'nope.json'}: ファイルがありません" in bad.stderr
     unknown = run_doctor(str(HOSTILE), "--only", "no-such-detector", "--lang", "ja")
     assert "エラー: 不明な検出器 no-such-detector" in unknown.stderr
+
+
+def test_synthetic_traces_are_make_traces_output(tmp_path: Path) -> None:
+    """tests/data/doctor-traces/: every trace there is what make_traces.py writes, byte for
+    byte, and its README's table has a row for each (and for nothing else)."""
+    script = tmp_path / "make_traces.py"
+    script.write_bytes((SYNTHETIC / "make_traces.py").read_bytes())
+    subprocess.run([sys.executable, str(script)], check=True, cwd=tmp_path, timeout=60)
+    written = sorted(p.name for p in tmp_path.glob("*.json"))
+    assert written == sorted(p.name for p in SYNTHETIC.glob("*.json"))
+    for name in written:
+        assert (tmp_path / name).read_bytes() == (SYNTHETIC / name).read_bytes(), name
+    readme = (SYNTHETIC / "README.md").read_text(encoding="utf-8")
+    rows = [line.split("|")[1] for line in readme.splitlines() if line.startswith("| `")]
+    listed = sorted(name for cell in rows for name in re.findall(r"`([^`]+\.json)`", cell))
+    assert listed == written

@@ -4,6 +4,9 @@ Opens each Kineto trace (``.json`` or ``.json.gz``) with the project's trace pro
 guide's detectors (``generators/detectors/*.sql``) and prints what they found, most costly first:
 what was seen, why it matters, what to try, the guide's page on it, and the evidence.
 
+``python -m generators.doctor diff BEFORE AFTER`` compares two runs of the same code instead:
+per step, what changed and by how much (generators/doctor/diff.py).
+
 Exit codes: 0 nothing at or above ``--fail-on`` (or no ``--fail-on``); 1 a finding at or above
 ``--fail-on``; 2 a trace could not be read, or the command line was wrong.
 """
@@ -40,7 +43,10 @@ def _abbreviates(name: str, options: Sequence[str]) -> bool:
 
 def first_trace(argv: Sequence[str]) -> str | None:
     """The first file the command line names as a trace, read roughly (argparse reads it for
-    real later), or None when it names none, names an engine or asks for no trace."""
+    real later), or None when it names none, names an engine or asks for no trace. None for
+    ``diff``: its two traces open in worker processes, each with an engine of its own."""
+    if argv[:1] == ["diff"]:
+        return None
     first = None
     takes_value = positional = False
     for arg in argv:
@@ -203,7 +209,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m generators.doctor",
         description=__doc__.split("\n\n")[1].replace("\n", " "),
-        epilog="exit codes: " + "; ".join(f"{k}: {v}" for k, v in EXIT_CODES.items()),
+        epilog="exit codes: "
+        + "; ".join(f"{k}: {v}" for k, v in EXIT_CODES.items())
+        + ". To compare two runs: python -m generators.doctor diff BEFORE AFTER (see its --help)",
     )
     parser.add_argument(
         "traces",
@@ -268,7 +276,102 @@ def expand_traces(paths: Sequence[Path]) -> list[Path]:
     return out
 
 
+def build_diff_parser() -> argparse.ArgumentParser:
+    """The parser of ``diff BEFORE AFTER``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m generators.doctor diff",
+        description="Compare two runs of the same code, per step (means over each run's "
+        "profiled steps): kernels that appeared, vanished or changed (by the kernel-name "
+        "decoder's family), operator calls, launches, the GPU's busy share, exposed "
+        "communication, the memory peak where recorded, and which of the doctor's findings were "
+        "fixed or are new.",
+        epilog="exit codes: 0: compared; 2: a trace could not be read, or the command line was "
+        "wrong",
+    )
+    parser.add_argument("before", type=Path, metavar="BEFORE", help="the trace before the change")
+    parser.add_argument("after", type=Path, metavar="AFTER", help="the trace after the change")
+    parser.add_argument("--format", choices=["text", "markdown", "json", "html"], default="text")
+    parser.add_argument("-o", "--output", type=Path, help="write the report to this file")
+    parser.add_argument("--only", help="comma-separated detector ids to run on both traces")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="DETECTOR.PARAM=N", help="change a threshold"
+    )
+    parser.add_argument(
+        "--lang",
+        choices=LANGUAGES,
+        default="en",
+        help="language of the text, markdown and html reports (json stays English)",
+    )
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    parser.add_argument("--tp-bin", help="native trace_processor_shell to use")
+    parser.add_argument("--engine", choices=["auto", "native", "wasm"], default=None)
+    return parser
+
+
+def diff_main(argv: Sequence[str]) -> int:
+    """``diff BEFORE AFTER``: the two runs compared (exit 2 when a trace cannot be read)."""
+    from generators.doctor.diff import diff_traces
+    from generators.doctor.render_diff import render_diff
+
+    args = build_diff_parser().parse_args(argv)
+    logging.getLogger("generators.tp").setLevel(logging.ERROR)
+    try:
+        detectors = load_detectors()
+    except DetectorError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    only = None
+    if args.only:
+        wanted = [w.strip() for w in args.only.split(",") if w.strip()]
+        unknown = sorted(set(wanted) - {d.id for d in detectors})
+        if unknown:
+            print(f"error: unknown detector {', '.join(unknown)} (see --list)", file=sys.stderr)
+            return 2
+        detectors = [d for d in detectors if d.id in wanted]
+        only = tuple(wanted)
+    try:
+        overrides = _parse_set(args.set, {d.id: {p.name for p in d.params} for d in detectors})
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    for path in (args.before, args.after):
+        if path.is_dir():
+            print(f"error: {path}: a folder; diff compares two trace files", file=sys.stderr)
+            return 2
+
+    def progress(message: str) -> None:
+        if not args.quiet:
+            print(f"doctor diff: {message}", file=sys.stderr, flush=True)
+
+    try:
+        diff, errors = diff_traces(
+            args.before,
+            args.after,
+            only=only,
+            overrides=overrides or None,
+            tp_bin=args.tp_bin,
+            engine=args.engine,
+            progress=progress,
+        )
+    finally:
+        close_engines()
+    for error in errors:
+        print(f"error: {error}", file=sys.stderr)
+    if diff is None:
+        return 2
+    text = render_diff(diff, args.format, args.lang)
+    if args.output:
+        atomic_write_text(args.output, text)
+        progress(f"report written to {args.output}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["diff"]:
+        return diff_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.guide_url is None:  # the edition in the report's language
