@@ -52,6 +52,7 @@ import io
 import json
 import logging
 import os
+import re
 import sys
 import threading
 import zlib
@@ -716,6 +717,7 @@ def _validate_loaded(tp: Any, path: Path, allow_empty: bool) -> None:
         if st.get("fatal"):
             raise TraceOpenError(path, _explain_fatal(st["fatal"]))
         finalize_error = st.get("finalize_error")
+        finalize_error = finalize_error and _short_message(str(finalize_error))
     try:
         n_slices = int(_scalar(tp, "SELECT COUNT(*) FROM slice"))
         n_counters = int(_scalar(tp, "SELECT COUNT(*) FROM counter"))
@@ -908,8 +910,21 @@ def _load(tp: Any, chunks: Iterator[bytes], ftrace_raw: bool) -> None:
     TraceProcessor.__init__(tp, trace=chunks, addr=tp.engine.addr, config=config)
 
 
+#: The most of the trace's own text an error line quotes: the JSON importer quotes the rest of
+#: the chunk it failed in (up to 16 MiB of it).
+_QUOTE_CHARS = 60
+_LONG_QUOTE = re.compile(rf"'([^'\n]{{{_QUOTE_CHARS}}})[^'\n]*'?")
+
+
+def _short_message(msg: str, limit: int = 400) -> str:
+    """The engine's message with each long quotation of the trace cut short, and the whole kept
+    to ``limit`` characters."""
+    msg = _LONG_QUOTE.sub(lambda m: f"'{m.group(1)}…'", msg)
+    return msg if len(msg) <= limit else msg[: limit - 1] + "…"
+
+
 def _load_error(e: Exception, eng: EngineProcess) -> str:
-    msg = str(e).strip()
+    msg = _short_message(str(e).strip())
     msg = msg.removeprefix("Failed while parsing trace. Error message: ")
     if "out of memory" in msg:
         return _explain_fatal(msg)

@@ -93,11 +93,11 @@ def device_properties(path: Path) -> list[dict[str, Any]]:
     cannot be read this way has no devices here, and the trace processor reports what is wrong.
     """
     try:
-        with _open_inflated(Path(path)) as f:
+        with open_inflated(Path(path)) as f:
             head = f.read(_HEADER_BYTES)
         found = _header_member(head.decode("utf-8", "replace"), "deviceProperties")
         if found is None:
-            with _open_inflated(Path(path)) as f:
+            with open_inflated(Path(path)) as f:
                 data = f.read(_WHOLE_PARSE_MAX_BYTES + 1)
             # A CPU-only trace has no such block: say so without parsing its events.
             if len(data) > _WHOLE_PARSE_MAX_BYTES or b'"deviceProperties"' not in data:
@@ -111,7 +111,8 @@ def device_properties(path: Path) -> list[dict[str, Any]]:
     return [d for d in found if isinstance(d, dict)]
 
 
-def _open_inflated(path: Path) -> Any:
+def open_inflated(path: Path) -> Any:
+    """The trace file opened for reading its JSON bytes: inflated when it is gzip-compressed."""
     with path.open("rb") as f:
         magic = f.read(2)
     return gzip.open(path, "rb") if magic == GZIP_MAGIC else path.open("rb")

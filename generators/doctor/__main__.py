@@ -83,6 +83,7 @@ import argparse  # noqa: E402 (after the engine's start)
 import logging  # noqa: E402
 import re  # noqa: E402
 from collections.abc import Sequence  # noqa: E402
+from concurrent.futures import ThreadPoolExecutor  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from generators import env  # noqa: E402
@@ -100,6 +101,7 @@ from generators.doctor.render import (  # noqa: E402
     RENDERERS,
     render_html,
 )
+from generators.doctor.trust import check_file  # noqa: E402
 from generators.i18n import translated as _t  # noqa: E402
 from generators.site_address import configured_site_url  # noqa: E402
 from generators.store import atomic_write_text  # noqa: E402
@@ -445,6 +447,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     reports: list[Report] = []
     failed = False
+    # The file's own check (trust.check_file) reads the trace while the engine imports it.
+    checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="doctor-check")
     try:
         if job is not None and job.is_job:
             reports, ranks, errors = examine_ranks(
@@ -508,6 +512,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         detail=True,
                     )
 
+                checking_file = checker.submit(check_file, path)
                 # The light client: it imports in milliseconds, the perfetto package in tenths.
                 with open_trace(
                     path,
@@ -522,6 +527,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         detectors,
                         overrides=overrides,
                         progress=checking,
+                        checked=checking_file.result(),
                     )
             except (TraceOpenError, EngineError) as e:
                 if tty and not args.quiet:
@@ -536,6 +542,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 _t(lang, f"{where} findings: {found}, {took}", f"{where} 所見 {found} 件、{took}")
             )
     finally:
+        checker.shutdown(cancel_futures=True)
         close_engines()
 
     if reports:

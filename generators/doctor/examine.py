@@ -16,7 +16,14 @@ from generators.doctor.detectors import (
     Detector,
     render_template,
 )
-from generators.doctor.trust import DroppedEvents, dropped_events, recovered_steps_sql, world_size
+from generators.doctor.trust import (
+    DroppedEvents,
+    FileCheck,
+    check_file,
+    dropped_events,
+    recovered_steps_sql,
+    world_size,
+)
 from generators.tp import DROP_STAT, rows_of
 from generators.units import format_duration_ns, format_value
 
@@ -177,6 +184,16 @@ SELECT
   (SELECT COUNT(*) FROM guide_kineto_gpu_activity WHERE category = 'kernel') AS kernels,
   (SELECT COUNT(*) FROM guide_kineto_launch_link) AS launch_links,
   (SELECT COUNT(*) FROM guide_kineto_runtime_call) AS runtime_calls,
+  -- CUPTI numbers the launches of one process: an id on two launches means the file holds
+  -- several processes' launches (ranks merged into one file), which nothing tells apart.
+  (SELECT COUNT(*) FROM (
+     SELECT c FROM (
+       SELECT EXTRACT_ARG(arg_set_id, 'args.correlation') AS c FROM slice
+       WHERE category IN ('cuda_runtime', 'cuda_driver'))
+     WHERE c IS NOT NULL GROUP BY c HAVING COUNT(*) > 1)) AS shared_correlations,
+  (SELECT COUNT(DISTINCT t.upid) FROM slice AS s
+   JOIN thread_track AS tt ON tt.id = s.track_id JOIN thread AS t USING (utid)
+   WHERE s.category IN ('cuda_runtime', 'cuda_driver')) AS launch_processes,
   (SELECT COUNT(*) FROM slice WHERE category = 'cpu_op') AS cpu_ops,
   (SELECT COUNT(*) FROM slice WHERE category = 'python_function') AS python_functions,
   EXISTS (SELECT 1 FROM args WHERE key GLOB 'args.Input Dims*') AS cpu_ops_with_shapes,
@@ -233,11 +250,131 @@ def device_label(facts: dict[str, Any]) -> tuple[str | None, str | None]:
     return None, None
 
 
+def _file_lines(checked: FileCheck, detectors: list[Detector]) -> list[Limitation]:
+    """The trust lines about what the importer read silently from the file's bytes."""
+    every = tuple(d.id for d in detectors)
+    out: list[Limitation] = []
+    if checked.overflowing:
+        n = sum(checked.overflowing.values())
+        keys = ", ".join(f"{k}: {v}" for k, v in checked.overflowing.most_common())
+        out.append(
+            Limitation(
+                "ids-overflow",
+                f"{n} ids in the file do not fit in a signed 64-bit integer (by key: {keys}): "
+                "the trace processor reads such an id wrapped or cut short, so events may land "
+                "on another process's or thread's track, and launches be tied to the wrong "
+                "kernels or to none: any count may be wrong.",
+                text_ja=f"ファイル中の ID のうち {n} 個が符号付き 64 ビット整数に収まりません"
+                f"（キー別: {keys}）。トレースプロセッサはそうした ID を桁あふれさせたり切り詰め"
+                "たりして読むため、イベントがほかのプロセスやスレッドのトラックに載ったり、起動が"
+                "違うカーネルに結びついたり、どれにも結びつかなかったりします。どの集計も"
+                "誤っているおそれがあります。",
+                weakens=every,
+            )
+        )
+    if checked.without_pid_or_tid:
+        n = checked.without_pid_or_tid
+        out.append(
+            Limitation(
+                "no-pid-tid",
+                f"At least {n} events state no pid or no tid: the trace processor puts them on a "
+                "track of its own choosing (process 0, say), beside another thread's or "
+                "device's events, so where they are counted and what they nest in may be wrong.",
+                text_ja=f"少なくとも {n} 個のイベントに pid か tid がありません。トレースプロセッサ"
+                "はそれらを自分で選んだトラック（たとえばプロセス 0）に、ほかのスレッドやデバイス"
+                "のイベントと並べて置くため、どこで数えられるか、何の中に入れ子になるかが誤って"
+                "いるおそれがあります。",
+                weakens=every,
+            )
+        )
+    if checked.pid_or_tid_twice:
+        n = checked.pid_or_tid_twice
+        out.append(
+            Limitation(
+                "pid-tid-twice",
+                f"At least {n} events state their pid or tid twice: the trace processor keeps "
+                "the last value, which may not be the event's own process or thread, so where "
+                "they are counted and what they nest in may be wrong.",
+                text_ja=f"少なくとも {n} 個のイベントが pid か tid を 2 度書いています。トレース"
+                "プロセッサは後の値を使いますが、それがイベント自身のプロセスやスレッドとは限ら"
+                "ないため、どこで数えられるか、何の中に入れ子になるかが誤っているおそれがあります。",
+                weakens=every,
+            )
+        )
+    if checked.invalid_utf8_bytes:
+        n = checked.invalid_utf8_bytes
+        out.append(
+            Limitation(
+                "not-utf8",
+                f"{n} bytes of the file are not UTF-8 text (in names, say): every name the "
+                "trace processor returns is read without them, so names that differ only in "
+                "those bytes read the same here.",
+                text_ja=f"ファイル中の {n} バイトが UTF-8 のテキストではありません"
+                "（名前の中など）。トレースプロセッサが返す名前はそのバイトを除いて読まれるため、そのバイトだけが"
+                "違う名前はここでは同じに見えます。",
+            )
+        )
+    if checked.error:
+        out.append(
+            Limitation(
+                "file-check-partial",
+                f"The file could not be read to the end a second time ({checked.error}), to "
+                "check what the trace processor reads without a word (ids, names, pid and tid): "
+                "those checks are partial.",
+                text_ja="トレースプロセッサが黙って読み替えるもの（ID、名前、pid と tid）を"
+                f"確かめるためにファイルをもう一度最後まで読むことができませんでした（{checked.error}）。"
+                "その確認は部分的です。",
+            )
+        )
+    return out
+
+
+def _shared_correlations_line(
+    facts: dict[str, Any], detectors: list[Detector], skipped: tuple[str, ...]
+) -> Limitation:
+    """CUPTI correlation ids on more than one launch: the launch link cannot be trusted. On
+    several processes, the file merges their traces (the ranks of a job, say)."""
+    n, procs = facts["shared_correlations"], facts["launch_processes"]
+    ids = f"{n} CUPTI correlation id{' is' if n == 1 else 's are each'} on more than one launch"
+    ids_ja = f"CUPTI の相関 ID のうち {n} 個が、それぞれ 2 つ以上の起動に付いています"
+    if procs > 1:
+        en = (
+            f"{ids} (launches on {procs} processes): the file holds several processes' "
+            "launches, as when the traces of several ranks are merged into one, so counts and "
+            "times mix the processes, and a launch cannot be told from another with the same "
+            "id: no kernel is traced back to its launch. Give the doctor each rank's own trace: "
+            "it compares them across the ranks."
+        )
+        ja = (
+            f"{ids_ja}（起動は {procs} 個のプロセス上）。ファイルには複数のプロセスの起動があり"
+            "（複数のランクのトレースを 1 つにまとめたときのように）、集計も時間もプロセスが混ざ"
+            "っています。同じ ID の起動を見分けられないため、どのカーネルもその起動までたどれ"
+            "ません。ランクごとのトレースを doctor に渡してください。ランクをまたいで比べます。"
+        )
+    else:
+        en = (
+            f"{ids}: a launch cannot be told from another with the same id, so no kernel is "
+            "traced back to its launch."
+        )
+        ja = (
+            f"{ids_ja}。同じ ID の起動を見分けられないため、どのカーネルもその起動まで"
+            "たどれません。"
+        )
+    return Limitation(
+        "shared-correlations",
+        en,
+        skipped,
+        text_ja=ja,
+        weakens=tuple(d.id for d in detectors if d.id not in skipped),
+    )
+
+
 def _limitations(
     facts: dict[str, Any],
     stats: list[list[Any]],
     detectors: list[Detector],
     dropped: DroppedEvents | None,
+    checked: FileCheck | None = None,
 ):
     def needing(need: str) -> tuple[str, ...]:
         return tuple(d.id for d in detectors if need in d.needs)
@@ -245,8 +382,11 @@ def _limitations(
     def relying(*what: str) -> tuple[str, ...]:
         return tuple(d.id for d in detectors if set(what) & (set(d.relies) | set(d.needs)))
 
-    out: list[Limitation] = []
+    out: list[Limitation] = _file_lines(checked, detectors) if checked else []
     missing: set[str] = set()
+    if facts["shared_correlations"]:
+        out.append(_shared_correlations_line(facts, detectors, needing("flows")))
+        missing.add("flows")
     if not facts["gpu_activities"] and facts["mtia_events"]:
         missing |= {"gpu", "flows"}
         out.append(
@@ -279,7 +419,7 @@ def _limitations(
                 "もチェックできません。",
             )
         )
-    elif not facts["launch_links"]:
+    elif not facts["launch_links"] and not facts["shared_correlations"]:
         missing.add("flows")
         out.append(
             Limitation(
@@ -583,11 +723,14 @@ def examine(
     #: Called before each detector runs: (its number from 1, how many, its id).
     progress: Callable[[int, int, str], None] | None = None,
     read_dropped: bool = True,
+    checked: FileCheck | None = None,
 ) -> Report:
     """Run ``detectors`` on the opened trace ``tp`` (from :func:`generators.tp.open_trace`),
     which no query has included a ``guide`` module into yet. ``read_dropped=False`` leaves the
     file unread when the importer dropped events, as the browser page does: no step markers
-    recovered, the drops not told apart."""
+    recovered, the drops not told apart. ``checked``: what
+    :func:`generators.doctor.trust.check_file` found in the file, when the caller has read it
+    already (the command line does, while the engine imports the trace); read here otherwise."""
     began = time.perf_counter()
     # Before any module is included: what the importer dropped, and the step markers among
     # them, which the step loop (guide.windows) takes back from the recovered-step table.
@@ -603,7 +746,9 @@ def examine(
     cols, rows = rows_of(tp, _FACTS_SQL)
     facts = dict(zip(cols, rows[0], strict=True)) | {"dropped": drop_rows[0][0]}
     _, stats = rows_of(tp, _STATS_SQL)
-    limitations, missing = _limitations(facts, stats, detectors, dropped)
+    if checked is None:
+        checked = check_file(path)
+    limitations, missing = _limitations(facts, stats, detectors, dropped, checked)
     ranks = world_size(path)
     if ranks and ranks > 1:
         limitations.append(_one_rank_line(ranks, detectors))

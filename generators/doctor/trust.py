@@ -8,6 +8,11 @@ markers back. The kinds come from counting each category's events in the file's 
 the slices kept (which also finds drops the replay cannot, when the importer's nesting differs);
 the file is parsed, and the nesting replayed, only when step markers are missing. A trace
 without drops costs nothing here.
+
+What the importer reads silently otherwise is checked in the file's bytes too
+(:func:`check_file`, one streaming pass, on every trace): ids beyond a signed 64-bit integer
+(the importer wraps or collapses them), bytes that are not UTF-8 (left out of every name the
+trace processor returns), and events that state no ``pid`` or ``tid``, or state one twice.
 """
 
 from __future__ import annotations
@@ -55,6 +60,105 @@ class DroppedEvents:
     @property
     def total(self) -> int:
         return sum(self.by_category.values())
+
+
+#: How much of the inflated file one step of :func:`check_file` reads.
+_CHECK_CHUNK = 8 << 20
+#: Ids the importer reads as integers (``pid``, ``tid``, a flow's ``id``, ``External id``, ``Fwd
+#: thread id``, ``correlation``) written with 19 digits or more: the only ones that may not fit
+#: in a signed 64-bit integer. Each pattern starts with a literal, which the regular expression
+#: engine finds fast; the key is read back from the bytes before a match.
+_LONG_IDS = (
+    re.compile(rb'id": ?"?(-?[0-9]{19,})'),
+    re.compile(rb'correlation": ?"?(-?[0-9]{19,})'),
+)
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+#: A JSON object with at most one level of objects inside it (an event and its args), and the
+#: objects inside one.
+_OBJECT = re.compile(rb"\{(?:[^{}]|\{[^{}]*\})*\}")
+_INNER_OBJECT = re.compile(rb"\{[^{}]*\}")
+
+
+@dataclass
+class FileCheck:
+    """What the file holds that the importer reads silently, counted in its bytes."""
+
+    #: ``"ph":`` keys (one per event), and ``pid`` and ``tid`` keys, anywhere in the file.
+    events: int = 0
+    pids: int = 0
+    tids: int = 0
+    #: Events that state no pid or no tid, and events that state one twice (counted event by
+    #: event, and only when the counts above differ).
+    without_pid_or_tid: int = 0
+    pid_or_tid_twice: int = 0
+    #: Ids beyond a signed 64-bit integer, per key (``pid``, ``correlation``...).
+    overflowing: Counter[str] = field(default_factory=Counter)
+    #: Bytes that are not UTF-8.
+    invalid_utf8_bytes: int = 0
+    #: Why the file could not be read to the end (then the counts are partial).
+    error: str | None = None
+
+
+def _check_block(data: bytes, out: FileCheck) -> None:
+    out.events += data.count(b'"ph":')
+    out.pids += data.count(b'"pid":')
+    out.tids += data.count(b'"tid":')
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        out.invalid_utf8_bytes += len(data) - len(data.decode("utf-8", "ignore").encode())
+    for pattern in _LONG_IDS:
+        for m in pattern.finditer(data):
+            value = int(m.group(1))
+            if _INT64_MIN <= value <= _INT64_MAX:
+                continue
+            start = data.rfind(b'"', max(0, m.start() - 40), m.start())
+            key = data[start + 1 : m.start()] if start >= 0 else b""
+            key += b"correlation" if pattern is _LONG_IDS[1] else b"id"
+            out.overflowing[key.decode("utf-8", "replace")] += 1
+
+
+def _check_events(path: Path, out: FileCheck) -> None:
+    """Count, event by event, the events without a pid or tid key of their own and those with
+    two (the keys of an event's args and of the file's other objects left out)."""
+    for m in _OBJECT.finditer(trace_json.read_trace_bytes(path)):
+        own = _INNER_OBJECT.sub(b"", m.group(0)[1:-1])
+        if b'"ph":' not in own:
+            continue
+        pids, tids = own.count(b'"pid":'), own.count(b'"tid":')
+        out.without_pid_or_tid += not (pids and tids)
+        out.pid_or_tid_twice += pids > 1 or tids > 1
+
+
+def check_file(path: Path) -> FileCheck:
+    """Count in the trace's bytes (inflated, a chunk at a time) what the importer reads without
+    a word: ids that overflow, bytes that are not UTF-8, events without (or with two) ``pid`` or
+    ``tid`` keys. Chunks are cut after a ``}``, which no counted pattern and no multi-byte UTF-8
+    character contains. Only where the file holds other numbers of ``pid`` or ``tid`` keys than
+    events (a header may hold one too) is it read event by event. Never raises: a file that
+    cannot be read to the end says so in ``error``."""
+    out = FileCheck()
+    carry = b""
+    try:
+        with trace_json.open_inflated(Path(path)) as f:
+            while block := f.read(_CHECK_CHUNK):
+                data = carry + block
+                cut = data.rfind(b"}") + 1
+                if cut == 0 and len(data) < 4 * _CHECK_CHUNK:
+                    carry = data
+                    continue
+                cut = cut or len(data)
+                data, carry = data[:cut], data[cut:]
+                _check_block(data, out)
+        if carry:
+            _check_block(carry, out)
+        if out.pids != out.events or out.tids != out.events:
+            _check_events(Path(path), out)
+    except (OSError, EOFError, ValueError, zlib.error) as e:
+        out.error = str(e)[:200] or type(e).__name__
+    return out
 
 
 def _thread_names(events: list[dict[str, Any]]) -> dict[tuple[str, str], str]:
