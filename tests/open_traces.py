@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generators.doctor.tuning import json_bytes
+from generators.doctor.tuning import engine_options, json_bytes
 from generators.tp import open_trace
 
 #: Trace JSON kept open at once. The largest committed trace (an LLM decode on the GPU) is about
@@ -49,8 +49,10 @@ class TracePool:
     imports: dict[Path, int] = field(default_factory=dict)
 
     def get(self, path: Path | str, **options: Any) -> Any:
-        """The open trace processor for ``path`` (opened with ``open_trace(path, **options)``)."""
+        """The open trace processor for ``path`` (opened with ``open_trace(path, **options)``;
+        without options, as the doctor opens it: :func:`tuned`)."""
         path = Path(path).resolve()
+        options = options or tuned(path)
         try:  # a file written again under the same name is another trace
             st = path.stat()
             stamp: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
@@ -98,6 +100,17 @@ class TracePool:
         with self._lock:
             while self._open:
                 self._close(next(iter(self._open)))
+
+
+def tuned(path: Path) -> dict[str, Any]:
+    """How the pool opens a trace when a test names no options: the guide's pinned engine, as
+    derive opens it, run the way the doctor runs it for the trace's size
+    (:func:`generators.doctor.tuning.engine_options`: V8's baseline compiler alone and the 32-bit
+    build for all but the largest traces). The answers are the same SQL's on the same engine
+    (tests/test_tp_light.py holds the two ways to the same rows); the pool keeps dozens of
+    engines open at once, and a small trace's engine started this way costs about a quarter of
+    the CPU (half a second against two)."""
+    return engine_options(path)
 
 
 POOL = TracePool()
