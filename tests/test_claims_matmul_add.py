@@ -727,8 +727,9 @@ def test_busy_time_is_a_union_recomputed_from_the_trace() -> None:
 def test_longest_delay_is_queueing_not_launch_latency() -> None:
     """'The longest delay is not a slow launch: it is the bias add's kernel waiting behind the
     GEMM'; 'Launch latency itself is short here: only 1 launch found its stream idle, so the
-    table's shortest and longest latency are that one launch's L'; 'A delay of hundreds of
-    microseconds is queueing'."""
+    table's shortest and longest latency are that one launch's L' (and the page's summary: 'launch
+    latency: L under the profiler, on the only launch in this capture that found its stream
+    idle'); 'A delay of hundreds of microseconds is queueing'."""
     lanes = _cuda_values("large_cold")["matmul_add_lanes"]
     assert lanes["longest_delay_queued"] == 1
     assert lanes["idle_launches"] + lanes["queued_launches"] == 6
