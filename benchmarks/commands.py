@@ -200,8 +200,9 @@ def write(results: dict) -> None:
             "",
             "## The suite's last fresh-clone run",
             "",
-            f"`{last['summary']}`. Its slowest tests (pytest's `--durations`; "
-            "`make test` runs them in two worker processes side by side):",
+            f"`{last['summary']}`. Its slowest tests (pytest's `--durations`; `make test` runs "
+            "them in one process, with the background jobs of tests/background.py on the second "
+            "core: a test that waits for its job shows only what was left of it):",
             "",
             *(f"- `{line}`" for line in last["slowest"]),
         ]

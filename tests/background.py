@@ -191,6 +191,12 @@ def sub_path_job() -> Job:
     return Job(run_dir() / "sub-path-build")
 
 
+def waits_for_a_job(test_id: str) -> bool:
+    """Whether the test waits for a background job that runs for minutes (the fresh derive, the
+    notebooks; the site builds are ready long before the first test that needs them)."""
+    return test_id == REDERIVE_TEST or test_id.startswith(NOTEBOOK_TEST_PREFIX)
+
+
 def start_for(test_ids: list[str]) -> None:
     """Start the background jobs that the tests collected (``test_ids``) will wait for."""
     if REDERIVE_TEST in test_ids:

@@ -65,6 +65,15 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ[background.SUB_PATH_ORIGIN] = servers.serve(host)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # The tests that wait for a background job (the fresh derive, the notebooks) run last, so
+    # that the tests before them keep this process busy while the jobs run on the other core,
+    # instead of waiting for them halfway through the run.
+    waits = [item for item in items if background.waits_for_a_job(item.nodeid)]
+    if waits:
+        items[:] = [item for item in items if item not in waits] + waits
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     # Run alone (no xdist), the process starts the background jobs (the fresh derive that
     # test_derive compares with the committed files, the notebooks) as soon as it knows which of
