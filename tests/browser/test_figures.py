@@ -17,7 +17,8 @@ import pytest
 
 from tests.browser.tour import PHONE, PageVisit, Tours
 
-pytestmark = pytest.mark.browser
+# The tour of the site is taken once per worker: its tests share one (tests/browser/tour.py).
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("tour")]
 
 MIN_TEXT_PX = 10.0
 MIN_PHONE_TEXT_PX = 9.0

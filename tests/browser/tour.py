@@ -1,12 +1,13 @@
 """One tour of the built site per window size, shared by the layout and page-load checks.
 
-Every page of both editions is loaded once in a desktop window and once in a phone window, and
-everything the browser checks need is measured on that one visit: the console errors and uncaught
-exceptions, the requests made, broken images, the title, every table (each tab of a tab set
-selected in turn) and every figure (its smallest text at the width shown, its frame), and on a
-phone the page's settled width. ``tests/browser/test_tables.py``, ``test_figures.py`` and the
-nav-page checks of ``test_site.py`` and ``test_japanese.py`` assert on the results: each page is
-laid out once per width instead of once per check.
+Every page of both editions is loaded once in a desktop window, and every page with a table or a
+figure once in a phone window, and everything the browser checks need is measured on that one
+visit: the console errors and uncaught exceptions, the requests made, broken images and the title
+(on a desktop), every table (each tab of a tab set selected in turn) and every figure (its
+smallest text at the width shown, its frame), and on a phone the page's settled width.
+``tests/browser/test_tables.py``, ``test_figures.py`` and the nav-page checks of ``test_site.py``
+and ``test_japanese.py`` assert on the results: each page is laid out once per width instead of
+once per check.
 
 The browser window refuses every request to another host, as the ``context`` fixture does (the
 guide's pages must work from 127.0.0.1 alone), and records it.
@@ -165,12 +166,18 @@ class PageVisit:
     width: int | None = None
 
 
-def tour_pages(site_dir: Path) -> list[str]:
-    """Every page of the built site (both editions), in file order."""
+def tour_pages(site_dir: Path, *, laid_out: bool = False) -> list[str]:
+    """Every page of the built site (both editions), in file order; ``laid_out``: only those with
+    a table or a figure (what the phone's layout checks measure)."""
     return [
         path.parent.relative_to(site_dir).as_posix().removeprefix(".") + "/"
         for path in sorted(site_dir.rglob("index.html"))
+        if not laid_out or any(m in path.read_text(encoding="utf-8") for m in LAID_OUT)
     ]
+
+
+#: What a page holds for the phone's layout checks to measure.
+LAID_OUT = ("<table>", 'class="pg-figure"')
 
 
 def take_tour(
@@ -198,7 +205,8 @@ def take_tour(
             visit = PageVisit(rel.removeprefix("/"))
             current.append(visit)
             page.goto(urljoin(site, visit.rel), wait_until="load")
-            visit.broken_images = page.evaluate(BROKEN_IMAGES_JS)
+            if not phone:  # the page-load checks read the desktop tour
+                visit.broken_images = page.evaluate(BROKEN_IMAGES_JS)
             if phone:  # resize observers mark the frames that scroll in the frame after layout
                 page.evaluate(
                     "() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 50)))"
@@ -225,7 +233,7 @@ class Tours:
 
     def _at(self, name: str, viewport: dict[str, int]) -> dict[str, PageVisit]:
         if name not in self._taken:
-            pages = tour_pages(self._site_dir)
+            pages = tour_pages(self._site_dir, laid_out=viewport is PHONE)
             self._taken[name] = take_tour(self._chromium, self._site, pages, viewport)
         return self._taken[name]
 
@@ -233,6 +241,7 @@ class Tours:
         return self._at("desktop", DESKTOP)
 
     def phone(self) -> dict[str, PageVisit]:
+        """The pages with a table or a figure, in a phone's window."""
         return self._at("phone", PHONE)
 
 
