@@ -194,11 +194,13 @@ def write(results: dict) -> None:
         made = entry.get("command", results["command"]).strip()
         when = entry.get("measured", "")
         lines.append(f"| {entry['what']} | {entry['median_s']:.1f} s | {runs} | `{made}` {when} |")
-    last = results["commands"].get("test-clone", {}).get("last_run")
-    if last:
+    for name in ("test-clone", "ci-clone"):
+        last = results["commands"].get(name, {}).get("last_run")
+        if not last:
+            continue
         lines += [
             "",
-            "## The suite's last fresh-clone run",
+            f"## The suite's last fresh-clone run ({name})",
             "",
             f"`{last['summary']}`. Its slowest tests (pytest's `--durations`; `make test` runs "
             "them in one process, with the background jobs of tests/background.py on the second "
