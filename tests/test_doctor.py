@@ -39,6 +39,7 @@ from generators.doctor.render import (
 )
 from generators.tp import open_trace
 from tests import reference_traces as ref
+from tests.doctor_cli import run_doctor
 
 REPO = Path(__file__).resolve().parent.parent
 CUDA = REPO / "artifacts" / "cuda"
@@ -507,17 +508,6 @@ def test_hostile_names_are_text_in_every_format() -> None:
 
 
 # ------------------------------------------------------------------ command line
-
-
-def run_doctor(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "generators.doctor", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
 
 
 def test_cli_fail_on_and_formats(tmp_path: Path) -> None:

@@ -12,8 +12,6 @@ import csv
 import gzip
 import html
 import json
-import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -27,15 +25,16 @@ from generators.doctor.diff import (
     Diff,
     Run,
     RunRows,
-    RunTask,
     Slot,
     compare,
     diff_traces,
-    examine_run,
     match_kernels,
+    run_rows,
 )
+from generators.doctor.examine import TraceTask, examine_in_worker
 from generators.doctor.render_diff import md_cell, render_diff
 from tests import reference_traces as ref
+from tests.doctor_cli import run_doctor
 
 REPO = Path(__file__).resolve().parent.parent
 MLP = REPO / "artifacts" / "cuda" / "mlp"
@@ -171,7 +170,7 @@ def test_busy_share_agrees_with_the_json(mlp: Diff) -> None:
 @pytest.fixture(scope="module")
 def bert() -> Run:
     """The reference BERT trace (it records the allocator's memory events), opened once."""
-    result = examine_run(RunTask(ref.H100_BERT, "before"))
+    result = examine_in_worker(TraceTask(ref.H100_BERT, "before", run_rows))
     assert result.error is None and result.rows is not None
     return Run(ref.H100_BERT, result.report, result.rows)
 
@@ -298,17 +297,6 @@ def test_every_format_in_both_languages_escapes_every_name(hostile: Diff) -> Non
     assert kernel in data["not_matched"]["kernels_appeared"]
     assert op in data["not_matched"]["operators_only_after"]
     assert data["per_step"]["kernels"]["before"] == hostile.change("kernels").before
-
-
-def run_doctor(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "generators.doctor", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
 
 
 def test_cli_exposed_communication_of_the_handmade_ranks() -> None:

@@ -11,8 +11,6 @@ from __future__ import annotations
 import gzip
 import html
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +18,7 @@ import pytest
 from generators.doctor.ranks import CrossRank, Job, examine_ranks, job_of
 from generators.doctor.render import render_html, render_json, render_markdown, render_text
 from tests import reference_traces as ref
+from tests.doctor_cli import run_doctor
 
 REPO = Path(__file__).resolve().parent.parent
 SYNTHETIC = REPO / "tests" / "data" / "doctor-traces"
@@ -201,17 +200,6 @@ def test_which_traces_are_one_jobs_ranks(tmp_path: Path) -> None:
     assert forced is not None and forced.is_job and forced.ranks == (0, 1)
     alone = job_of([ref.V100], forced=True)
     assert alone is not None and not alone.is_job and "one was named" in alone.reason
-
-
-def run_doctor(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "generators.doctor", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
 
 
 def test_cli_a_folder_of_ranks_and_an_unreadable_rank(tmp_path: Path) -> None:

@@ -583,55 +583,6 @@ def compare(before: Run, after: Run) -> Diff:
     )
 
 
-@dataclass(frozen=True)
-class RunTask:
-    """One trace for a worker process, picklable."""
-
-    path: Path
-    key: str
-    only: tuple[str, ...] | None = None
-    overrides: dict[str, dict[str, float]] | None = None
-    tp_bin: str | None = None
-    engine: str | None = None
-
-
-@dataclass
-class RunResult:
-    """A trace's report and rows, or why it could not be read (naming the file)."""
-
-    report: Any = None
-    rows: RunRows | None = None
-    error: str | None = None
-
-
-def examine_run(task: RunTask) -> RunResult:
-    """The doctor's detectors on one trace, then its rows (in a worker process)."""
-    import logging
-
-    from generators.doctor.detectors import load_detectors
-    from generators.doctor.examine import examine
-    from generators.doctor.tuning import engine_options
-    from generators.tp import TraceOpenError, open_trace
-    from generators.tp_engine import EngineError
-
-    # The trace processor's own warnings (dropped events) are in the trust gate's cautions.
-    logging.getLogger("generators.tp").setLevel(logging.ERROR)
-    detectors = load_detectors()
-    if task.only is not None:
-        detectors = [d for d in detectors if d.id in task.only]
-    options = engine_options(task.path)
-    if task.engine or task.tp_bin:  # named: it wins over the doctor's default
-        options["engine"] = task.engine
-    try:
-        with open_trace(task.path, bin_path=task.tp_bin, client="light", **options) as tp:
-            report = examine(tp, task.path, detectors, overrides=task.overrides)
-            rows = run_rows(tp)
-    except (TraceOpenError, EngineError) as e:
-        return RunResult(error=str(e))
-    report.key = task.key
-    return RunResult(report, rows)
-
-
 def diff_traces(
     before: Path,
     after: Path,
@@ -644,17 +595,18 @@ def diff_traces(
 ) -> tuple[Diff | None, list[str]]:
     """Examine both traces (in worker processes) and compare them: the comparison, or None
     where a trace could not be read, and the errors, each naming its file."""
+    from generators.doctor.examine import TraceTask, examine_in_worker
     from generators.parallel import run_each
 
     say = progress or (lambda message: None)
     tasks = [
-        RunTask(Path(p), key, only, overrides, tp_bin, engine)
+        TraceTask(Path(p), key, run_rows, only, overrides, tp_bin, engine)
         for p, key in ((before, "before"), (after, "after"))
     ]
     say(f"examining {before} and {after}")
     weight = lambda task: task.path.stat().st_size if task.path.is_file() else 0  # noqa: E731
     results = list(
-        run_each(examine_run, tasks, weight=weight, done=lambda t: say(f"examined {t.path}"))
+        run_each(examine_in_worker, tasks, weight=weight, done=lambda t: say(f"examined {t.path}"))
     )
     errors = [r.error for r in results if r.error is not None]
     if errors:

@@ -808,3 +808,57 @@ def examine(
     report.findings.sort(key=lambda f: (f.severity == "info", -f.cost_ns, f.detector.id))
     report.seconds = time.perf_counter() - began
     return report
+
+
+@dataclass(frozen=True)
+class TraceTask:
+    """One trace for a worker process (:func:`examine_in_worker`), picklable: the doctor's
+    detectors on it, then the rows a comparison needs (``rows``: a module-level function of the
+    open trace, such as the cross-rank or the diff rows)."""
+
+    path: Path
+    #: The report's key (``t1``, ``before``...).
+    key: str
+    rows: Callable[[Any], Any]
+    #: Detector ids to run (None: all).
+    only: tuple[str, ...] | None = None
+    overrides: dict[str, dict[str, float]] | None = None
+    tp_bin: str | None = None
+    engine: str | None = None
+
+
+@dataclass
+class TraceResult:
+    """A trace's report and rows, or why it could not be read (naming the file)."""
+
+    report: Any = None
+    rows: Any = None
+    error: str | None = None
+
+
+def examine_in_worker(task: TraceTask) -> TraceResult:
+    """The doctor's detectors on one trace, then its rows (run in a worker process by
+    :func:`generators.parallel.run_each`)."""
+    import logging
+
+    from generators.doctor.detectors import load_detectors
+    from generators.doctor.tuning import engine_options
+    from generators.tp import TraceOpenError, open_trace
+    from generators.tp_engine import EngineError
+
+    # The trace processor's own warnings (dropped events) are in the trust gate's cautions.
+    logging.getLogger("generators.tp").setLevel(logging.ERROR)
+    detectors = load_detectors()
+    if task.only is not None:
+        detectors = [d for d in detectors if d.id in task.only]
+    options = engine_options(task.path)
+    if task.engine or task.tp_bin:  # named: it wins over the doctor's default
+        options["engine"] = task.engine
+    try:
+        with open_trace(task.path, bin_path=task.tp_bin, client="light", **options) as tp:
+            report = examine(tp, task.path, detectors, overrides=task.overrides)
+            rows = task.rows(tp)
+    except (TraceOpenError, EngineError) as e:
+        return TraceResult(error=str(e))
+    report.key = task.key
+    return TraceResult(report, rows)

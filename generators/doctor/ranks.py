@@ -412,54 +412,6 @@ def cross_rank(
     return CrossRank(job, entries, list(collectives.values()))
 
 
-@dataclass(frozen=True)
-class RankTask:
-    """One rank's trace for a worker process: what :func:`examine_rank` needs, picklable."""
-
-    path: Path
-    #: The report's key (``t1``, ``t2``...).
-    key: str
-    #: Detector ids to run (None: all).
-    only: tuple[str, ...] | None = None
-    overrides: dict[str, dict[str, float]] | None = None
-    tp_bin: str | None = None
-    engine: str | None = None
-
-
-@dataclass
-class RankResult:
-    """A rank's report and rows, or why its trace could not be read (naming the file)."""
-
-    report: Any = None
-    rows: RankRows | None = None
-    error: str | None = None
-
-
-def examine_rank(task: RankTask) -> RankResult:
-    """The doctor's detectors on one rank's trace, then its rows for the cross-rank section (run
-    in a worker process by :func:`generators.parallel.run_each`)."""
-    from generators.doctor.detectors import load_detectors
-    from generators.doctor.examine import examine
-    from generators.doctor.tuning import engine_options
-    from generators.tp import TraceOpenError
-    from generators.tp_engine import EngineError
-
-    detectors = load_detectors()
-    if task.only is not None:
-        detectors = [d for d in detectors if d.id in task.only]
-    options = engine_options(task.path)
-    if task.engine or task.tp_bin:  # named: it wins over the doctor's default
-        options["engine"] = task.engine
-    try:
-        with open_trace(task.path, bin_path=task.tp_bin, client="light", **options) as tp:
-            report = examine(tp, task.path, detectors, overrides=task.overrides)
-            rows = rank_rows(tp)
-    except (TraceOpenError, EngineError) as e:
-        return RankResult(error=str(e))
-    report.key = task.key
-    return RankResult(report, rows)
-
-
 def unread_rank(job: Job, paths: Sequence[Path], failed: Sequence[int]) -> Job:
     """The plain answer when a rank's trace could not be read: no cross-rank section."""
     names = ", ".join(f"rank {job.ranks[i]} ({paths[i]})" for i in failed)
@@ -490,24 +442,25 @@ def examine_ranks(
     :func:`generators.parallel.worker_count` allows), then the ranks compared: the reports, the
     cross-rank section (or, where a rank's trace could not be read, the plain reason there is
     none) and the errors, each naming its file."""
+    from generators.doctor.examine import TraceTask, examine_in_worker
     from generators.doctor.tuning import engine_options
     from generators.parallel import run_each
 
     say = progress or (lambda message: None)
     tasks = [
-        RankTask(Path(path), f"t{n}", only, overrides, tp_bin, engine)
+        TraceTask(Path(path), f"t{n}", rank_rows, only, overrides, tp_bin, engine)
         for n, path in enumerate(traces, 1)
     ]
     finished = 0
 
-    def done(task: RankTask) -> None:
+    def done(task: Any) -> None:
         nonlocal finished
         finished += 1
         say(f"[{finished}/{len(tasks)}] examined {task.path}")
 
     say(f"{len(tasks)} ranks of one job: each trace on its own, then compared")
     weight = lambda task: task.path.stat().st_size if task.path.is_file() else 0  # noqa: E731
-    results = list(run_each(examine_rank, tasks, weight=weight, done=done))
+    results = list(run_each(examine_in_worker, tasks, weight=weight, done=done))
     errors = [r.error for r in results if r.error is not None]
     reports = [r.report for r in results if r.report is not None]
     unread = [i for i, r in enumerate(results) if r.error is not None]
