@@ -20,6 +20,7 @@ import pytest
 
 from generators.perfetto_ui import TRACE_PROCESSOR_PORT
 from tests.browser.perfetto_ui import NON_LOCAL
+from tests.browser.search_index import index_once
 from tests.browser.tour import tours  # noqa: F401 (a fixture)
 from tests.serving import StaticServer
 
@@ -83,14 +84,20 @@ def chromium() -> Iterator[Browser]:
 
 
 @pytest.fixture
-def context(browser_context: BrowserContext) -> BrowserContext:
+def context(browser_context: BrowserContext, request: pytest.FixtureRequest) -> BrowserContext:
     """A fresh context that refuses every request off this machine (the guide's pages and the
-    Perfetto UI must work from 127.0.0.1 alone)."""
+    Perfetto UI must work from 127.0.0.1 alone). For a test that reads the built site, each
+    edition's search index is built on the first page that asks for it only
+    (tests/browser/search_index.py)."""
 
     def refuse(route: Route) -> None:
         route.abort("blockedbyclient")
 
     browser_context.route(NON_LOCAL, refuse)
+    if "site" in request.fixturenames:
+        index_once(
+            browser_context, request.getfixturevalue("site"), request.getfixturevalue("built_site")
+        )
     return browser_context
 
 

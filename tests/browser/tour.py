@@ -23,6 +23,7 @@ from urllib.parse import urljoin
 import pytest
 
 from tests.browser.perfetto_ui import NON_LOCAL
+from tests.browser.search_index import index_once
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Route
@@ -181,15 +182,17 @@ LAID_OUT = ("<table>", 'class="pg-figure"')
 
 
 def take_tour(
-    chromium: Browser, site: str, pages: list[str], viewport: dict[str, int]
+    chromium: Browser, site: str, site_dir: Path, pages: list[str], viewport: dict[str, int]
 ) -> dict[str, PageVisit]:
-    """Each page loaded in turn in one tab of a fresh window of size ``viewport``, measured."""
+    """Each page loaded in turn in one tab of a fresh window of size ``viewport``, measured
+    (each edition's search index built on its first page only: tests/browser/search_index.py)."""
     context = chromium.new_context(viewport=viewport)  # type: ignore[arg-type]
 
     def refuse(route: Route) -> None:
         route.abort("blockedbyclient")
 
     context.route(NON_LOCAL, refuse)
+    index_once(context, site, site_dir)
     visits: dict[str, PageVisit] = {}
     try:
         page = context.new_page()
@@ -234,7 +237,9 @@ class Tours:
     def _at(self, name: str, viewport: dict[str, int]) -> dict[str, PageVisit]:
         if name not in self._taken:
             pages = tour_pages(self._site_dir, laid_out=viewport is PHONE)
-            self._taken[name] = take_tour(self._chromium, self._site, pages, viewport)
+            self._taken[name] = take_tour(
+                self._chromium, self._site, self._site_dir, pages, viewport
+            )
         return self._taken[name]
 
     def desktop(self) -> dict[str, PageVisit]:
