@@ -523,7 +523,7 @@ register(
                 cpu_args=_LLM_CPU,
                 cuda_args=_LLM_CUDA,
                 queries=("llm_phases", "llm_decode", "llm_attention", "llm_peaks"),
-                cuda_queries=("llm_decode_kernels",),
+                cuda_queries=("llm_decode_kernels", "kernel_gaps"),
             ),
             Variant(
                 name="eager_b8",
@@ -553,6 +553,7 @@ register(
                 cpu_args=None,
                 cuda_args=_LLM_CUDA,
                 queries=("llm_phases", "llm_decode"),
+                cuda_queries=("kernel_gaps",),
             ),
         ),
         queries=(
@@ -563,6 +564,7 @@ register(
             "llm_attention",
             "llm_peaks",
             "llm_decode_kernels",
+            "kernel_gaps",
         ),
         figures=(
             Figure(
@@ -612,7 +614,7 @@ register(
                 cpu_args=_TRAIN_CPU,
                 cuda_args=_TRAIN_CUDA,
                 queries=(*_TRAIN_STEP_QUERIES, "train_fwdbwd"),
-                cuda_queries=("train_copies",),
+                cuda_queries=("train_copies", "kernel_gaps"),
             ),
             Variant(
                 name="foreach",
@@ -630,7 +632,7 @@ register(
                 cpu_args=_TRAIN_CPU,
                 cuda_args=_TRAIN_CUDA,
                 queries=_TRAIN_STEP_QUERIES,
-                cuda_queries=("train_copies",),
+                cuda_queries=("train_copies", "kernel_gaps"),
             ),
             Variant(
                 name="compiled",
@@ -639,6 +641,7 @@ register(
                 cpu_args=_TRAIN_CPU,
                 cuda_args=_TRAIN_CUDA,
                 queries=("train_phases", "train_backward", "train_compiled"),
+                cuda_queries=("kernel_gaps",),
             ),
             Variant(
                 name="memory",
@@ -664,6 +667,7 @@ register(
             "train_compiled",
             "train_memory",
             "train_memory_timeline",
+            "kernel_gaps",
         ),
         figures=(
             Figure(

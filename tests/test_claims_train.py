@@ -1130,6 +1130,62 @@ def test_the_naive_optimizers_cpu_time_is_mostly_waiting_to_launch() -> None:
 
 
 @GPU
+def test_the_naive_optimizers_kernels_start_long_after_their_launch_calls() -> None:
+    """Pages 1 and 2: 'After the first profiled step, each optimizer kernel starts a median of A
+    to B after its launch call has returned, and the optimizer's first kernel starts C to D into
+    its label'; 'in those steps a launch call (cudaLaunchKernel) takes E to F on average, against
+    G in the forward and H in the backward'; 'The first profiled step is the exception ... its
+    optimizer took T instead of a median M. It is not a cold step (the step itself is no longer
+    than the others)'."""
+    o = _gpu(NAIVE, "train_optimizer")
+    median = o["optimizer_median_ns"]
+    # The wait behind the queue is most of the label: half of it at the median kernel, and the
+    # first kernel starts in the label's last tenth.
+    assert o["optimizer_queue_later_min_ns"] > 0.4 * median
+    assert o["optimizer_queue_later_max_ns"] < median
+    assert 0.85 * median < o["optimizer_first_kernel_later_min_ns"]
+    assert o["optimizer_first_kernel_later_max_ns"] < o["optimizer_max_ns"]
+    assert o["optimizer_launch_later_min_avg_ns"] > 3 * o["forward_launch_avg_ns"]
+    assert o["optimizer_launch_later_min_avg_ns"] > o["backward_launch_avg_ns"]
+    # The first profiled step: less queued, shorter calls, a far shorter optimizer.
+    assert o["optimizer_first_ns"] == o["optimizer_min_ns"] < 0.5 * median
+    assert o["optimizer_first_kernel_first_ns"] < 0.5 * o["optimizer_first_kernel_later_min_ns"]
+    assert o["optimizer_queue_first_ns"] < 0.6 * o["optimizer_queue_later_min_ns"]
+    assert o["optimizer_launch_first_avg_ns"] < 0.5 * o["optimizer_launch_later_min_avg_ns"]
+    assert o["step_max_ns"] < 1.05 * o["step_min_ns"]
+    assert (
+        _trace_rows(
+            NAIVE,
+            "INCLUDE PERFETTO MODULE guide.windows;\nSELECT step FROM guide_windows_cold_step",
+        )
+        == []
+    )
+
+
+@GPU
+def test_the_steps_one_by_one() -> None:
+    """Page 1: the table of the shortest, median and longest step per loop, 'the steps one by
+    one differ more in the tuned loop than in the naive one'; page 4: 'the median step takes
+    about half the eager one's CPU time'; the optimizer table's median and extreme rows."""
+    spread = {}
+    for v in (NAIVE, TUNED, COMPILED):
+        b = _values(v, "train_backward")
+        assert b["step_min_ns"] <= b["step_median_ns"] <= b["step_max_ns"]
+        spread[v] = (b["step_max_ns"] - b["step_min_ns"]) / b["step_median_ns"]
+    assert spread[TUNED] > 3 * spread[NAIVE]
+    half = (
+        _values(COMPILED, "train_backward")["step_median_ns"]
+        / _values(TUNED, "train_backward")["step_median_ns"]
+    )
+    assert 0.4 < half < 0.6
+    for v in (NAIVE, FOREACH, TUNED):
+        o = _values(v, "train_optimizer")
+        assert o["optimizer_min_ns"] <= o["optimizer_median_ns"] <= o["optimizer_max_ns"]
+        if v != FOREACH:
+            assert o["step_median_ns"] == _values(v, "train_backward")["step_median_ns"]
+
+
+@GPU
 def test_foreach_saves_optimizer_cpu_time_but_not_step_time_in_a_gpu_paced_loop() -> None:
     """Page 2: 'The step, though, does not get shorter: the foreach loop's step takes A against
     the single-tensor loop's B'; 'The naive loop's GPU is busy P of its steps, so the GPU sets the
@@ -1137,7 +1193,7 @@ def test_foreach_saves_optimizer_cpu_time_but_not_step_time_in_a_gpu_paced_loop(
     log_loss takes C per step against D'; the fused column 'reads no loss in its profiled
     steps'."""
     single, foreach = _gpu(NAIVE, "train_optimizer"), _gpu(FOREACH, "train_optimizer")
-    assert 0.97 < foreach["step_cpu_ns"] / single["step_cpu_ns"] < 1.03
+    assert 0.97 < foreach["step_median_ns"] / single["step_median_ns"] < 1.03
     assert _gpu(NAIVE, "train_readback")["gpu_busy_pct"] > 90
     saved = single["optimizer_cpu_ns"] - foreach["optimizer_cpu_ns"]
     grew = foreach["log_loss_cpu_ns"] - single["log_loss_cpu_ns"]
@@ -1185,10 +1241,16 @@ def test_the_tuned_forwards_growth_is_less_than_half_its_casts_attention_and_gem
         assert v["forward_rest_cpu_ns"] == pytest.approx(
             v["forward_cpu_ns"] - v["forward_cast_gemm_attention_cpu_ns"], abs=2
         )
-    assert 0 < three < 0.5 * grew, (three, grew)
+    assert 0 < three < 0.25 * grew, (three, grew)  # "a small part of the growth"
     assert change("forward_rest_cpu_ns") > three
     ops = "forward_ops_per_step"
     assert _values(TUNED, "train_backward")[ops] < _values(NAIVE, "train_backward")[ops]
+    # 'That rest runs more operators: R per step against S, among them autocast's outer rows';
+    # 'The tuned forward has W such outer rows per step against V same-name pairs in fp32, whose
+    # own time ... is X against Y'.
+    assert change("forward_rest_ops_per_step") > 0
+    assert change("forward_wrappers_per_step") > 100
+    assert change("forward_wrapper_own_cpu_ns") > 0
     # 'what else the tuned loop changes, such as the DataLoader's worker processes and the thread
     # that pins their batches': the tuned capture ran with both, the naive one with neither.
     tuned, naive = _settings(TUNED), _settings(NAIVE)
@@ -1221,6 +1283,51 @@ def test_the_forwards_casts_gemms_and_attention_are_counted_once(variant: str) -
         """,
     )
     assert row == {"cast_nested": 0, "gemm_nested": 0}
+
+
+@GPU
+def test_autocasts_wrapper_is_an_outer_row_of_the_same_name() -> None:
+    """Page 1: 'some operators appear twice, one inside the other under the same name
+    (aten::linear in aten::linear). The outer row is autocast's wrapper, which casts the inputs
+    (the casts are its children) and calls the operator again. The attention is one of them, and
+    is counted above at its outer row only'. Page 3: 'many of them [the casts] sit inside an outer
+    row that bears the name of the operator they feed'."""
+    sql = """
+        WITH fwd AS (
+          SELECT o.id, o.name FROM guide_train_phase_op AS o
+          JOIN guide_train_phase AS p ON p.id = o.phase_id WHERE p.phase = 'forward'
+        ),
+        outer_row AS (
+          SELECT f.id, f.name FROM fwd AS f
+          WHERE EXISTS (SELECT 1 FROM slice AS c WHERE c.parent_id = f.id AND c.name = f.name)
+        ),
+        child AS (
+          SELECT o.name AS outer_name, c.name FROM outer_row AS o
+          JOIN slice AS c ON c.parent_id = o.id
+        )
+        SELECT
+          (SELECT COUNT(*) FROM outer_row WHERE name = 'aten::linear') AS linear_outer,
+          (SELECT COUNT(*) FROM outer_row
+            WHERE name = 'aten::scaled_dot_product_attention') AS attention_outer,
+          (SELECT COUNT(*) FROM child WHERE outer_name = 'aten::linear'
+            AND name NOT IN ('aten::linear', 'aten::to')) AS linear_other_children,
+          (SELECT COUNT(*) FROM fwd AS c JOIN slice AS s ON s.id = c.id
+            JOIN slice AS t ON t.id = s.parent_id
+            WHERE c.name = 'aten::_to_copy' AND t.parent_id IN (SELECT id FROM outer_row))
+            AS casts_in_outer_rows
+    """
+    (tuned,) = _trace_rows(TUNED, sql)
+    steps = _steps(TUNED)
+    gemms = _values(TUNED, "train_backward")["forward_gemms_per_step"]
+    # One wrapper per linear layer (every forward GEMM but the rotary embedding's bmm).
+    assert tuned["linear_outer"] == (gemms - 1) * steps
+    assert tuned["attention_outer"] == _layers(TUNED) * steps
+    assert tuned["linear_other_children"] == 0
+    assert (
+        tuned["casts_in_outer_rows"] > 0.5 * _values(TUNED, "train_casts")["forward_casts"] * steps
+    )
+    (naive,) = _trace_rows(NAIVE, sql)
+    assert naive["linear_outer"] == 0 and naive["attention_outer"] == 0
 
 
 def test_the_pace_is_measured_with_the_profiler_recording_shapes() -> None:

@@ -61,6 +61,15 @@ WITH
     JOIN sync AS s USING (window_id)
     GROUP BY f.window_id
   ),
+  -- How long the GPU is idle in each decode step: in all, after the step's last wait, and
+  -- before the step's first kernel (the width of each window less the GPU's busy time in it).
+  after_sync_busy AS (
+    SELECT * FROM guide_windows_gpu_busy!((
+      SELECT f.window_id, MAX(s.ts + s.dur) AS ts, f.ts + f.dur - MAX(s.ts + s.dur) AS dur
+      FROM fwd AS f JOIN sync AS s USING (window_id)
+      GROUP BY f.window_id
+    ))
+  ),
   weights AS MATERIALIZED (
     SELECT r.id, SUM(l.weight_bytes) AS bytes, SUM(l.dur) AS linear_ns
     FROM reads AS r
@@ -117,6 +126,11 @@ WITH
     JOIN dk AS k USING (window_id)
     WHERE k.kernel_id IS NOT NULL
     GROUP BY f.window_id
+  ),
+  before_first_busy AS (
+    SELECT * FROM guide_windows_gpu_busy!((
+      SELECT window_id, ts, ns AS dur FROM to_first_kernel JOIN fwd USING (window_id)
+    ))
   ),
   -- GPU time of the GEMMs of each step as a union of their intervals (a running maximum of the
   -- ends, as guide_llm_window_cost does for all kernels), so overlapping kernels count once.
@@ -223,6 +237,12 @@ SELECT
   CAST((SELECT AVG(ns) FROM after_sync) AS INT) AS after_sync_ns,
   -- Mean time from the start of a step to the start of its first kernel.
   CAST((SELECT AVG(ns) FROM to_first_kernel) AS INT) AS to_first_kernel_ns,
+  -- The GPU's idle time per decode step: in all, after the last wait, before the first kernel.
+  IIF(m.gpu, CAST((SELECT AVG(window_ns - busy_ns) FROM turn_busy) AS INT), NULL)
+    AS gpu_idle_in_step_ns,
+  CAST((SELECT AVG(window_ns - busy_ns) FROM after_sync_busy) AS INT) AS after_sync_idle_ns,
+  CAST((SELECT AVG(window_ns - busy_ns) FROM before_first_busy) AS INT)
+    AS to_first_kernel_idle_ns,
   -- CPU time inside aten::linear (the operators that read the weights) per decode step.
   CAST(m.linear_ns AS INT) AS linear_ns_per_token,
   100.0 * m.linear_ns / m.token_ns AS linear_share_pct,

@@ -40,6 +40,12 @@ WITH
     FROM guide_kineto_slice AS s
     WHERE s.name GLOB 'autograd::engine::evaluate_function: *'
   ),
+  -- The steps' widths one by one: the page gives the shortest, the median and the longest,
+  -- since a mean hides a step unlike the others.
+  step_ranked AS (
+    SELECT dur, ROW_NUMBER() OVER (ORDER BY dur) AS k, COUNT(*) OVER () AS n
+    FROM guide_train_step
+  ),
   -- The middle profiled step, for the "Open in Perfetto" button.
   mid AS (
     SELECT ts, dur FROM guide_train_step ORDER BY step
@@ -90,6 +96,10 @@ SELECT
     AS backward_on_own_thread,
   links.n * 1.0 / steps.n AS fwdbwd_links_per_step,
   links.n - links.same_thread AS fwdbwd_links_across_threads,
+  (SELECT MIN(dur) FROM step_ranked) AS step_min_ns,
+  (SELECT CAST(AVG(dur) AS INT) FROM step_ranked WHERE k IN ((n + 1) / 2, (n + 2) / 2))
+    AS step_median_ns,
+  (SELECT MAX(dur) FROM step_ranked) AS step_max_ns,
   mid.ts / 1e9 AS step_start_s,
   (mid.ts + mid.dur) / 1e9 AS step_end_s
 FROM gemm, steps, links, mid, phase, gemm_time, traced;

@@ -31,10 +31,40 @@ WITH
   -- casts some of its inputs inside it). What is left is the rest of the forward: the other
   -- operators and the time between operators.
   fwd_gemm AS (SELECT id, dur FROM guide_train_gemm WHERE phase = 'forward'),
-  attention AS (
-    SELECT o.id, o.dur FROM guide_train_phase_op AS o
+  fwd_op AS MATERIALIZED (
+    SELECT o.* FROM guide_train_phase_op AS o
     JOIN guide_train_phase AS p ON p.id = o.phase_id
-    WHERE p.phase = 'forward' AND o.name = 'aten::scaled_dot_product_attention'
+    WHERE p.phase = 'forward' AND o.is_operator
+  ),
+  -- Some operators appear twice, one inside the other under the same name. Under autocast the
+  -- outer row is autocast's wrapper, which casts the inputs (the casts are its children) and
+  -- calls the operator again. Counted as two operators they would count the attention's time
+  -- twice, so the attention is its outermost row only.
+  wrapper AS MATERIALIZED (
+    SELECT o.id, o.name, o.dur, (SELECT SUM(c.dur) FROM slice AS c WHERE c.parent_id = o.id)
+      AS children_ns
+    FROM fwd_op AS o
+    WHERE EXISTS (SELECT 1 FROM slice AS c WHERE c.parent_id = o.id AND c.name = o.name)
+  ),
+  attention AS (
+    SELECT o.id, o.dur FROM fwd_op AS o
+    WHERE o.name = 'aten::scaled_dot_product_attention'
+      AND NOT EXISTS (
+        SELECT 1 FROM slice AS s JOIN slice AS up ON up.id = s.parent_id
+        WHERE s.id = o.id AND up.name = o.name
+      )
+  ),
+  -- The operators of the rest of the forward: neither a cast, a GEMM or the attention, nor
+  -- inside one of them.
+  rest_op AS (
+    SELECT o.id FROM fwd_op AS o
+    WHERE o.id NOT IN (SELECT id FROM fwd) AND o.id NOT IN (SELECT id FROM fwd_gemm)
+      AND o.name != 'aten::scaled_dot_product_attention'
+      AND NOT EXISTS (
+        SELECT 1 FROM ancestor_slice(o.id) AS a
+        WHERE a.name IN ('aten::_to_copy', 'aten::scaled_dot_product_attention')
+          OR a.id IN (SELECT id FROM fwd_gemm)
+      )
   ),
   inside_attention AS (
     SELECT COALESCE(SUM(x.dur), 0) AS ns
@@ -82,6 +112,12 @@ SELECT
   CAST((split.forward_ns - split.cast_ns - split.gemm_ns - split.attention_ns) / steps.n AS INT)
     AS forward_rest_cpu_ns,
   CAST(split.forward_ns / steps.n AS INT) AS forward_cpu_ns,
+  (SELECT COUNT(*) FROM rest_op) * 1.0 / steps.n AS forward_rest_ops_per_step,
+  -- Operators wrapped in an outer row of the same name (autocast's wrapper), and the wrappers'
+  -- own time: their width less their children's (the casts and the operator itself).
+  (SELECT COUNT(*) FROM wrapper) * 1.0 / steps.n AS forward_wrappers_per_step,
+  (SELECT CAST(COALESCE(SUM(dur - children_ns), 0) / steps.n AS INT) FROM wrapper)
+    AS forward_wrapper_own_cpu_ns,
   -- What the casts buy: the CPU time of the step's GEMMs (forward and backward), and the step's.
   (SELECT CAST(SUM(dur) / steps.n AS INT) FROM guide_train_gemm) AS gemm_cpu_ns,
   CAST(steps.step_ns / steps.n AS INT) AS step_cpu_ns,
