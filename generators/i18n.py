@@ -50,11 +50,12 @@ CELL_WORDS_JA = {
     "tf32 on tensor cores": "Tensor コアでの tf32",
     "bf16 on tensor cores": "Tensor コアでの bf16",
     "fp16 on tensor cores": "Tensor コアでの fp16",
+    "cuDNN attention": "cuDNN アテンション",
     "cuDNN attention (generated)": "cuDNN attention（実行時に生成されたカーネル）",
     "mask (tril)": "マスク（tril）",
     "reduction": "リダクション",
     "reduction (mean, argmax)": "リダクション（mean、argmax）",
-    "dropped by the trace processor": "トレースプロセッサが取り込まなかったもの",
+    "dropped by the trace processor": "トレースプロセッサが落としたもの",
 }
 
 #: The kernel-name decoder's words (``guide_kernel_names_summary``: ``cuBLAS · GEMM · sm90 ·

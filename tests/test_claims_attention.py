@@ -306,7 +306,7 @@ def test_flash_reads_no_score_matrix() -> None:
 
 def test_score_matrix_against_qkvo_grows_with_seq() -> None:
     """'one score matrix is seq / (4 x head_dim) times their size: R at the shape shown, and 32
-    at 8192, the longest in the GPU sweep'."""
+    at L, the longest in the GPU sweep' (L from the sweep's values)."""
     v = fwd("sdpa_flash")
     _, _, s, d = shape("sdpa_flash")
     assert v["score_per_qkvo"] == s / (4 * d)
@@ -316,6 +316,8 @@ def test_score_matrix_against_qkvo_grows_with_seq() -> None:
     assert 1024 / (4 * head_dim) == 4
     longest = max(int(x) for x in cuda_arg("sweep", "--sweep-seqs").split(","))
     assert longest == 8192 and longest / (4 * head_dim) == 32
+    # The page names the longest length through the sweep's value, not by hand.
+    assert notes()["long_seq"] == longest
 
 
 # ---- where the cost moved ------------------------------------------------------------------------

@@ -147,9 +147,19 @@ def test_cuda_gemm_kernels_split_by_shape_and_down_proj_is_fastest() -> None:
 
 @needs_cuda(STEP, "eager")
 def test_cuda_cublas_memsets_are_not_counted_as_kernels() -> None:
+    """'before each of the first two GEMM kernels sits a `Memset (Device)` entry'."""
     rows = trace_table(STEP, "eager", "timeline")
     memsets = [r for r in rows if r["name"] == "Memset (Device)"]
     assert len(memsets) == 2
+    gpu = sorted(
+        (r for r in rows if r["lane"] == memsets[0]["lane"]), key=lambda r: int(r["start_ns"])
+    )
+    gemms = [
+        i for i, r in enumerate(gpu) if r["category"] == "kernel" and "elementwise" not in r["name"]
+    ]
+    assert len(gemms) == 3
+    assert [gpu[i - 1]["name"] for i in gemms[:2]] == ["Memset (Device)"] * 2
+    assert gpu[gemms[2] - 1]["name"] != "Memset (Device)"
     assert sum(r["name"] == "cudaMemsetAsync" for r in rows) == 2
     assert all("Memset" not in r["name"] for r in table(STEP, "eager", "mlp_work", cpu_ok=False))
 

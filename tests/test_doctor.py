@@ -194,7 +194,7 @@ def test_dropped_events_are_named_by_kind_with_what_they_weaken() -> None:
     add up GPU work."""
     line = _trust(doctor(ref.V100), "dropped-events")
     assert "kernel: 8" in line.text and "cuda_runtime: 288" in line.text
-    assert "8 of them ran on the GPU" in line.text and "kernel: 8" in line.text_ja
+    assert "8 of them ran on the GPU" in line.text and "kernel 8 個" in line.text_ja
     assert line.level == "caution"
     assert {"fp32-gemm", "gpu-idle-in-steps", "hidden-copies"} <= set(line.weakens)
 

@@ -358,8 +358,9 @@ class Renderer:
             f"in. Nothing here needs running to read the page; to ask your own trace the same, "
             f"run {command} in a clone of the guide, or see [Write your own query]({page}) "
             "(also for Perfetto's Query page).",
-            "    **これは何か:** 上の表を出したクエリです。ガイドのビルドがガイドのトレースに対して"
-            "実行したもので、`INCLUDE` 行が読み込む `guide.*` の定義も載せています。ページを読む"
+            "    **これは何か:** 上の表を出したクエリです。このガイドのビルド時に、ガイド自身の"
+            "トレースに対して実行したもので、`INCLUDE` 行が読み込む `guide.*` の定義も載せて"
+            "います。ページを読む"
             f"だけなら何も実行する必要はありません。自分のトレースに同じことを聞くには、ガイドの"
             f"クローンで {command} を実行します。詳しくは [自分でクエリを書く]({page})"
             "（Perfetto の Query ページでの実行方法も）を見てください。",
@@ -762,7 +763,7 @@ class Renderer:
                     "without nesting in it: they are in the trace file, not on the timeline "
                     f'(<a href="{target}">{why}</a>).',
                     f"読み込み時に、同じトラック上のほかのスライスと入れ子にならずに重なる "
-                    f"{what}を捨てます。トレースファイルにはありますが、タイムラインには表示"
+                    f"{what}を落とします。トレースファイルにはありますが、タイムラインには表示"
                     f'されません（<a href="{target}">{why}</a>）。',
                 )
             )
@@ -830,7 +831,7 @@ class Renderer:
                 f"{count} trace{'s' if count != 1 else ''} by Perfetto's trace processor "
                 f"({engine_list}), captured on:",
                 f"    このページの数値・表・図はすべて、{count} 個のトレースから Perfetto の "
-                f"trace processor（{engine_list}）で計算したものです。キャプチャした環境:",
+                f"トレースプロセッサ（{engine_list}）で計算したものです。キャプチャした環境は次のとおりです。",
             ),
             "",
         ]

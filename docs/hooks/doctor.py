@@ -95,7 +95,7 @@ NEEDS_JA = {
 def _detector_section(det: Detector, page: str, lang: str = "en") -> str:
     rel_sql = det.path.relative_to(REPO_ROOT).as_posix()
     params = "".join(f"\n- `{p.name}` = {p.value}: {p.meaning(lang)}" for p in det.params)
-    params = _t(lang, "**Thresholds:**", "**しきい値**:") + f"\n{params}" if params else ""
+    params = _t(lang, "**Thresholds:**", "**しきい値:**") + f"\n{params}" if params else ""
     needs = (
         ", ".join(det.needs)
         if lang == "en"
@@ -105,7 +105,7 @@ def _detector_section(det: Detector, page: str, lang: str = "en") -> str:
         ""
         if det.guide_page == DOCTOR_PAGE
         else "\n"
-        + _t(lang, "**The lesson:** ", "**レッスン**: ")
+        + _t(lang, "**The lesson:** ", "**レッスン:** ")
         + f"[{guide_section(det, lang)}]({_md_link(page, det.guide_page, det.guide_anchor)})\n"
     )
     body = "\n".join(fenced(det.sql(), "sql", indent="    "))
@@ -122,11 +122,11 @@ def _detector_section(det: Detector, page: str, lang: str = "en") -> str:
 
 {det.text("why", lang)}
 
-{_t(lang, "**What to try.**", "**対策**:")} {det.text("try_", lang)}
+{_t(lang, "**What to try.**", "**対策:**")} {det.text("try_", lang)}
 
-{_t(lang, "**After.**", "**改善後**:")} {det.text("after", lang)}
+{_t(lang, "**After.**", "**改善後:**")} {det.text("after", lang)}
 
-{_t(lang, "**Known false positives.**", "**既知の誤検出**:")} {det.text("false_positives", lang)}
+{_t(lang, "**Known false positives.**", "**既知の誤検出:**")} {det.text("false_positives", lang)}
 {lesson}
 {params}
 
@@ -320,7 +320,8 @@ def _lesson_notes(markdown: str, page: str, lang: str = "en") -> str:
                         f"    The doctor's detector [`{det.id}`]({link}) looks for this in any "
                         "trace: `python -m generators.doctor TRACE`.",
                         f"    doctor（トレース診断）の検出器 [`{det.id}`]({link}) は、どのトレース"
-                        "からでもこのパターンを探します: `python -m generators.doctor TRACE`",
+                        "についてもこのパターンを探します。コマンドは "
+                        "`python -m generators.doctor TRACE` です。",
                     ),
                     "",
                 ]

@@ -3,7 +3,7 @@
 -- title_ja: 計算と重なっていない通信カーネル
 -- severity: warning
 -- param: exposed_pct_min = 30  Reported when at least this share (%) of the communication kernels' time has no compute kernel running beside it.
--- param_ja: exposed_pct_min  通信カーネルの時間のうち、そばで計算カーネルが動いていない時間の割合
+-- param_ja: exposed_pct_min  通信カーネルの時間のうち、同時に計算カーネルが動いていない時間の割合
 --   （%）がこの値以上のとき報告します。
 -- param: exposed_ns_min = 100000  ...and when the exposed time is at least this long (ns) in all.
 -- param_ja: exposed_ns_min  ……かつ、重なりのない時間の合計がこの値（ns）以上のとき。
@@ -41,7 +41,7 @@
 --   逆伝播の中に早すぎる待機を強いるものがないことを確認します。send/receive と all-to-all
 --   （`ncclKernel_SendRecv`）: `bucket_cap_mb` は関係しません。交換を早めに発行し
 --   （`async_op=True`）、結果が必要な所でだけ `wait()` して、その間にそれに依存しない計算
---   （次のバッチの参照、ほかのマイクロバッチ）を置いてください。
+--   （次のバッチの埋め込み参照、ほかのマイクロバッチ）を置いてください。
 -- after: The communication kernels sit under compute kernels on another stream of the same GPU.
 -- after_ja: 通信カーネルが、同じ GPU の別のストリームで動く計算カーネルと重なります。
 -- false-positives: The last bucket of a backward, which has nothing left to overlap with. A

@@ -21,7 +21,7 @@
 -- why_ja: コンパイル済み関数を呼ぶたびに、まずコンパイル済みコードを探してガードをチェックし
 --   （`TorchDynamo Cache Lookup`）、それから `Torch-Compiled Region` の中で実行します。
 --   これは呼び出しごとにかかる CPU 時間です。大きなモデルの GPU の仕事に比べれば小さいものの、
---   小さくオーバーヘッド律速なステップでは無視できない割合になります。
+--   小さくてオーバーヘッド律速のステップでは無視できない割合になります。
 -- try: Compile a larger region (the whole model or step, not each small function), so the
 --   wrappers run once per step; `mode="reduce-overhead"` adds CUDA graphs on top.
 -- try_ja: もっと大きな範囲をコンパイルしてください（小さな関数ごとではなく、

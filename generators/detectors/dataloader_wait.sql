@@ -20,21 +20,21 @@
 --   `num_workers=0` the batch is loaded and collated on the training thread: the CPU launches no
 --   work meanwhile, so once the GPU has drained what was queued it waits too.
 -- why_ja: `enumerate(DataLoader)#…__next__` は、学習ループが次のバッチを待っている時間で
---   す。`num_workers=0` ではバッチの読み込みと結合（collate）が学習スレッドで行われます。その間 CPU
+--   す。`num_workers=0` ではバッチの読み込みとまとめ上げ（collation）が学習スレッドで行われます。その間 CPU
 --   は何も起動しないため、キューに積まれていた仕事を GPU が使い切ると、GPU も待つことになります。
 -- try: `DataLoader(..., num_workers=N, pin_memory=True, persistent_workers=True)` and a
 --   `prefetch_factor` that keeps batches ready; move decoding and augmentation off the
 --   training thread.
 -- try_ja: `DataLoader(..., num_workers=N, pin_memory=True, persistent_workers=True)` と、
 --   バッチを常に用意しておける `prefetch_factor` を使ってください。
---   デコードやデータ拡張は学習スレッドの外に移します。
+--   画像などのデコードやデータ拡張は学習スレッドの外に移します。
 -- after: `__next__` shrinks to taking a ready batch from a queue (`_MultiProcessingDataLoaderIter`),
 --   a small share of each step.
 -- after_ja: `__next__` は用意済みのバッチをキューから受け取るだけ
 --   （`_MultiProcessingDataLoaderIter`）になり、各ステップのわずかな割合に縮みます。
 -- false-positives: The first step's fetch, which starts the workers; a dataset that is fast
 --   enough that the share is small in absolute terms.
--- false-positives_ja: ワーカーを起動する最初のステップでの取得。データセットが十分に速く、
+-- false-positives_ja: ワーカーを立ち上げる最初のステップでの取得。データセットが十分に速く、
 --   その割合が実際の時間としては小さい場合。
 INCLUDE PERFETTO MODULE guide.windows;
 

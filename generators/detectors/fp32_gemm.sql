@@ -52,8 +52,8 @@
 --   say nothing about matrix cores in this form) or on a trace that does not list its GPU.
 -- false-positives_ja: 精度のために完全な fp32 のままにすべき GEMM、
 --   どのユニットで動いても差が出ない小さな GEMM。証拠はカーネル名だけです。
---   型を名前に示さないカーネルは数えられず、`float` を含む GEMM
---   風の名前のカスタムカーネルは数えられます。SDPA の math バックエンド内の GEMM は
+--   型を名前に示さないカーネルは見逃し、`float` を含む GEMM
+--   風の名前のカスタムカーネルは誤って数えます。SDPA の math バックエンド内の GEMM は
 --   attention-materialised に任せます。AMD の GPU（この形式の GEMM
 --   名はマトリクスコアについて何も示しません）と、GPU を記載していないトレースではチェックしませ
 --   ん。

@@ -5,10 +5,10 @@
 -- param: idle_pct_min = 20  Reported when the GPU sat idle between its activities for at least this share (%) of the loop's time.
 -- param_ja: idle_pct_min  GPU が処理の合間にアイドルだった時間が、ループの時間のこの割合（%）
 --   以上のとき報告します。
+-- param: idle_ns_min = 20000  ...and when that idle time is at least this long (ns) per step (per loop window).
+-- param_ja: idle_ns_min  ……かつ、そのアイドル時間がステップ（ループのウィンドウ）あたりこの値（ns）以上のとき。
 -- param: gap_ns_min = 1000  Gaps shorter than this (ns) are listed in the totals but not as evidence.
 -- param_ja: gap_ns_min  これより短い隙間（ns）は合計には入りますが、証拠としては列挙しません。
--- param: idle_ns_min = 20000  ...and when that idle time is at least this long (ns) per step (per loop window).
--- param_ja: idle_ns_min  ……かつ、そのアイドル時間がステップ（ループの窓）あたりこの値（ns）以上のとき。
 -- needs: gpu
 -- relies: cpu-time, kernels, execution
 -- scope: loop

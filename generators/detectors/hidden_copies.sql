@@ -20,7 +20,7 @@
 -- why: An out-of-place operator (`masked_fill`, `reshape` of a non-contiguous tensor, a dtype
 --   cast) must leave its input untouched, so it first copies it: a whole extra read and write
 --   of the tensor, hidden under an operator that does not sound like a copy.
--- why_ja: out-of-place の演算子（`masked_fill`、非連続なテンソルの `reshape`、dtype のキャスト）
+-- why_ja: アウトオブプレースの演算子（`masked_fill`、非連続なテンソルの `reshape`、dtype のキャスト）
 --   は入力を変更してはならないため、まず入力をコピーします。テンソル全体の読み書きが余分に 1
 --   回ずつ発生し、それがコピーらしくない名前の演算子の下に隠れます。
 -- try: Use the in-place form where nothing needs the old value (`masked_fill_`, `add_`); keep

@@ -7,7 +7,7 @@
 --   がこの値以上のとき報告します。
 -- param: launch_ns_min = 10000  ...and when those launches took at least this long (ns) per step (per loop window): below it the pattern costs too little to act on.
 -- param: cold_launch_ns = 1000000  A launch call at least this long (ns) is one-time work (lazy module loading, a first call's set-up), not the cost of launching: left out.
--- param_ja: launch_ns_min  ……かつ、それらの起動呼び出しがステップ（ループの窓）あたりこの時間（ns）以上のとき。
+-- param_ja: launch_ns_min  ……かつ、それらの起動呼び出しがステップ（ループのウィンドウ）あたりこの時間（ns）以上のとき。
 --   これ未満では手を打つほどのコストではありません。
 -- param_ja: cold_launch_ns  この時間（ns）以上かかった起動呼び出しは一度きりの仕事（モジュールの遅延読み込み、
 --   最初の呼び出しの準備）であり、起動のコストではないため除外します。

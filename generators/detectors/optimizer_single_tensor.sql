@@ -17,10 +17,10 @@
 --   kernel launch on a GPU), so a model with hundreds of parameters launches thousands of tiny
 --   kernels per step. The `foreach` implementation batches them into a few `multi_tensor_apply`
 --   kernels, the fused one into one kernel per group.
--- why_ja: single-tensor 実装はパラメータごとに小さな演算子をいくつも実行するため（GPU
+-- why_ja: 単一テンソル版はパラメータごとに小さな演算子をいくつも実行するため（GPU
 --   ではそれぞれがカーネルの起動）、数百個のパラメータテンソルを持つモデルはステップごとに数千の小さなカーネ
---   ルを起動します。`foreach` 実装はそれらを少数の `multi_tensor_apply` カーネルにまとめ、fused
---   実装はグループごとに 1 つのカーネルにまとめます。
+--   ルを起動します。foreach 版はそれらを少数の `multi_tensor_apply` カーネルにまとめ、fused
+--   版はグループごとに 1 つのカーネルにまとめます。
 -- try: `torch.optim.AdamW(params, foreach=True)`, which PyTorch already picks by default on
 --   CUDA when every parameter is a CUDA tensor, or `fused=True` (off by default; CUDA, and CPU
 --   since PyTorch 2.4).

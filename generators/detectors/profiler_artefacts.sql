@@ -23,14 +23,14 @@
 --   最後のステップの後の `cudaDeviceSynchronize` は、プロファイラが停止する前に、
 --   コードが起動してまだキューに残っている GPU の仕事を待っているものです。
 --   その長さはその仕事の長さであり、同期自体のコストではありません。
---   コールドな最初のアクティブステップは、最初の呼び出し（メモリ確保、ライブラリのハンドル、
+--   コールドな最初のアクティブなステップは、最初の呼び出し（メモリ確保、ライブラリのハンドル、
 --   オートチューニング）と、プロファイラが記録に切り替わる分のコストを払いますが、
 --   後のステップは払いません。
 -- try: Nothing to optimise here. Use `wait` and `warmup` steps in the profiler's schedule, read
 --   steady-state numbers from the later active steps, and do not count a stalled launch or the
 --   gap after it as the code's cost.
 -- try_ja: ここで最適化するものはありません。プロファイラのスケジュールで `wait` と `warmup`
---   のステップを使い、定常状態の数値は後のアクティブステップから読んでください。
+--   のステップを使い、定常状態の数値は後のアクティブなステップから読んでください。
 --   止まった起動やその後の隙間をコードのコストとして数えないでください。
 -- after: —
 -- after_ja: —

@@ -17,7 +17,7 @@
 --   back to eager.
 -- why_ja: `Torch-Compiled Region: F/C` はフレーム F とそのコンパイル C を示します。C が 0
 --   より大きければ、フレームのガードが失敗し（新しい形状、dtype、Python の値）、Dynamo
---   がもう一度コンパイルしたということです。再コンパイルは 1 回ごとに数秒のコンパイル時間がかかり、
+--   がもう一度コンパイルしたということです。再コンパイルには 1 回ごとに数秒のコンパイル時間がかかり、
 --   キャッシュの上限を超えると Dynamo は eager 実行に戻ります。
 -- try: Run with `TORCH_LOGS=recompiles` to see which guard failed; mark changing sizes dynamic
 --   (`torch._dynamo.mark_dynamic`, `dynamic=True`), pad inputs to a few fixed shapes, and keep

@@ -3,7 +3,7 @@
 -- title_ja: ステップのループ内の同期
 -- severity: warning
 -- param: blocked_ns_min = 100000  Reported when the synchronisations and blocking copies held the CPU for at least this long (ns) per step (per loop window: the whole trace without steps).
--- param_ja: blocked_ns_min  同期とブロッキングコピーが CPU を止めた時間が、ステップ（ループの窓。ステップのない
+-- param_ja: blocked_ns_min  同期とブロッキングコピーが CPU を止めた時間が、ステップ（ループのウィンドウ。ステップのない
 --   トレースではトレース全体）あたりこの値（ns）以上のとき報告します。
 -- needs: gpu
 -- relies: cpu-time, execution
@@ -21,7 +21,7 @@
 --   value back (`.item()`, `print(loss)`, a Python `if` on a tensor, `.cpu()`, `.tolist()`)
 --   synchronises too.
 -- why_ja: 同期は GPU が追いつくまで CPU を止めるため、起動済みの仕事のキューが空になります。
---   同期から戻った後、CPU が再び起動している間 GPU はアイドルです。
+--   同期から戻った後、CPU が次の仕事を起動し直すまでの間 GPU はアイドルです。
 --   値の読み戻し（`.item()`、`print(loss)`、テンソルに対する Python の
 --   `if`、`.cpu()`、`.tolist()`）も同期を伴います。
 -- try: Keep values on the GPU and read them back every N steps, not every step; use

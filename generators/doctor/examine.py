@@ -36,7 +36,7 @@ NO_LOOP_DEMOTION = (
     "loop, and this may be one-time work (start-up, weight uploads, warm-up) rather than work "
     "every step repeats.",
     "情報として示します。トレースにステップの目印がないためトレース全体をループとみなしており、"
-    "これはステップごとに繰り返す仕事ではなく、一度きりの仕事（起動、重みのアップロード、"
+    "これはステップごとに繰り返す仕事ではなく、一度きりの仕事（立ち上げ、重みのアップロード、"
     "ウォームアップ）かもしれません。",
 )
 #: Why a finding that the launched kernels could overturn is information without them.
@@ -44,7 +44,7 @@ ONE_STEP_DEMOTION = (
     "Shown as information: the trace holds one real profiled step, so nothing tells a cold "
     "step (start-up, warm-up) from the loop's steady state.",
     "情報として示します。トレースにはプロファイルされた実際のステップが 1 つしかないため、"
-    "コールドなステップ（起動、ウォームアップ）とループの定常状態を区別できません。",
+    "コールドなステップ（立ち上げ、ウォームアップ）とループの定常状態を区別できません。",
 )
 
 NO_KERNELS_DEMOTION = (
@@ -464,7 +464,7 @@ def _limitations(
                 needing("steps"),
                 text_ja="トレースの CPU スレッドに ProfilerStep#N の注釈がありません（プロファイ"
                 "ラのスケジュールがない、または prof.step() が呼ばれていない）。トレース全体を 1 つ"
-                "のステップとして扱うため、一度きりの仕事（起動、重みのアップロード、ウォームアップ）"
+                "のステップとして扱うため、一度きりの仕事（立ち上げ、重みのアップロード、ウォームアップ）"
                 "も含まれます。そこでステップのループについての所見は情報として示し、ステップごとの"
                 "チェックは実行できません。",
                 weakens=tuple(d.id for d in detectors if d.scope == "loop"),
@@ -578,6 +578,8 @@ def _dropped_line(facts, dropped: DroppedEvents, detectors, relying) -> Limitati
         )
     kinds = ", ".join(f"{cat or '?'}: {k}" for cat, k in dropped.by_category.most_common())
     kinds = kinds or "not identified"
+    kinds_ja = "、".join(f"{cat or '?'} {k} 個" for cat, k in dropped.by_category.most_common())
+    kinds_ja = f"Kineto のカテゴリ別: {kinds_ja}" if kinds_ja else "種類は特定できません"
     kernels = dropped.by_category.get("kernel", 0) + dropped.by_category.get("gpu_memcpy", 0)
     operators = dropped.by_category.get("cpu_op", 0)
     steps = len(dropped.steps)
@@ -590,17 +592,19 @@ def _dropped_line(facts, dropped: DroppedEvents, detectors, relying) -> Limitati
     ]
     ja = [
         "Perfetto の JSON インポータが、同じトラック上の別のイベントと部分的に重なるイベントを"
-        f" {n} 個落としました（種類別: {kinds}）。`python -m generators.tp info TRACE --dropped` "
+        f" {n} 個落としました（{kinds_ja}）。`python -m generators.tp info TRACE --dropped` "
         "で一覧できます。"
     ]
     weakens: set[str] = set()
     if kernels:
         en.append(f"{kernels} of them ran on the GPU: GPU totals are short by them.")
-        ja.append(f"そのうち {kernels} 個は GPU 上の仕事です。GPU の合計はその分だけ足りません。")
+        ja.append(
+            f"そのうち {kernels} 個は GPU 上の仕事です。GPU の合計時間はその分だけ少なく出ます。"
+        )
         weakens |= set(relying("kernels", "gpu"))
     if operators:
         en.append(f"{operators} of them are operators: operator counts are short by them.")
-        ja.append(f"そのうち {operators} 個は演算子です。演算子の数はその分だけ足りません。")
+        ja.append(f"そのうち {operators} 個は演算子です。演算子の数はその分だけ少なく出ます。")
         weakens |= set(relying("operators"))
     if steps:
         en.append(
@@ -675,8 +679,8 @@ def _steps_line(facts, detectors, relying) -> Limitation:
             "loop's steady state, so the per-step checks' findings are shown as information, "
             "and a per-step check that finds nothing is listed as not run." + stub,
             weakens=per_step,
-            text_ja="プロファイルされた実際のステップは 1 つだけです。コールドなステップ（起動、"
-            "ウォームアップ）とループの定常状態を区別できないため、ステップごとのチェックの所見は"
+            text_ja="プロファイルされた実際のステップは 1 つだけです。コールドなステップ（"
+            "立ち上げ、ウォームアップ）とループの定常状態を区別できないため、ステップごとのチェックの所見は"
             "情報として示し、何も見つけなかったステップごとのチェックは実行しなかったものとして"
             "挙げます。" + stub_ja,
         )
@@ -701,7 +705,7 @@ def _steps_line(facts, detectors, relying) -> Limitation:
             "first step (start-up, warm-up) cannot be told from a slow one, and every step may "
             "carry one-time work." + stub,
             text_ja=f"プロファイルされたステップは {n} 個だけです。3 個未満では、コールドな最初の"
-            "ステップ（起動、ウォームアップ）と遅いステップの区別がつかず、どのステップにも一度"
+            "ステップ（立ち上げ、ウォームアップ）と遅いステップの区別がつかず、どのステップにも一度"
             "きりの仕事が含まれているかもしれません。" + stub_ja,
             weakens=per_step,
         )

@@ -93,7 +93,7 @@ def trust_consequence(lim: Limitation, lang: str = "en") -> str:
     if lim.weakens:
         ids = ", ".join(lim.weakens)
         parts.append(_t(lang, f"weakens: {ids}", f"弱まる検出器: {ids}"))
-    return "; ".join(parts) if lang == "en" else "、".join(parts)
+    return "; ".join(parts) if lang == "en" else "。".join(parts)
 
 
 def trust_lines(report: Report, lang: str = "en") -> list[tuple[str, str, str]]:
@@ -286,7 +286,7 @@ def _summary_line(report: Report, lang: str = "en") -> str:
             f"実行できず {len(report.skipped)}、失敗 {len(report.failed)}）、"
             f"{report.device_ja or report.gpu or 'GPU なし'}"
         )
-        return line if report.seconds is None else f"{line}、調査時間 {report.seconds:.1f} s"
+        return line if report.seconds is None else f"{line}、所要時間 {report.seconds:.1f} s"
     gpu = report.device or report.gpu or "no GPU"
     line = (
         f"{len(report.findings)} findings from {n} detectors ({len(report.silent)} silent, "
@@ -300,7 +300,7 @@ def render_text(
 ) -> str:
     out: list[str] = render_ranks_text(ranks, lang)
     labels = {
-        "Seen": _t(lang, "Seen:  ", "所見: "),
+        "Seen": _t(lang, "Seen:  ", "観測: "),
         "Why": _t(lang, "Why:   ", "理由: "),
         "Try": _t(lang, "Try:   ", "対策: "),
         "After": _t(lang, "After: ", "改善後: "),
@@ -320,7 +320,11 @@ def render_text(
             out.append("")
             out.append(
                 f"{i}. {severity_label(f.severity, lang).upper()}: {d.text('title', lang)} "
-                f"[{d.id}], {format_duration_ns(f.cost_ns)}"
+                + _t(
+                    lang,
+                    f"[{d.id}], {format_duration_ns(f.cost_ns)}",
+                    f"[{d.id}]（{format_duration_ns(f.cost_ns)}）",
+                )
             )
             if f.demoted:
                 out.append(f"   {demotion_text(f, lang)}")
@@ -329,7 +333,11 @@ def render_text(
                 out.append(f"   {labels[label]}{d.text(val, lang)}")
             if f.breakdown:
                 parts = [
-                    f"{clean(v)}: {n} × {format_duration_ns(c)}"
+                    _t(
+                        lang,
+                        f"{clean(v)}: {n} × {format_duration_ns(c)}",
+                        f"{clean(v)}: {n} 回、計 {format_duration_ns(c)}",
+                    )
                     for v, n, c in breakdown_parts(f.breakdown[:6], lang)
                 ]
                 out.append(f"   {breakdown_heading(d, lang)}" + _t(lang, "; ", "、").join(parts))
@@ -385,7 +393,7 @@ def render_markdown(
         out.append(_summary_line(report, lang) + _t(lang, ".", "。"))
         out += ["", f"### {_t(lang, *TRUST_HEADING)}", ""]
         for level, text, consequence in trust_lines(report, lang):
-            mark = _t(lang, "**Caution.** ", "**注意**: ") if level == "caution" else ""
+            mark = _t(lang, "**Caution.** ", "**注意:** ") if level == "caution" else ""
             more = (
                 _t(lang, f" ({md_cell(consequence)})", f"（{md_cell(consequence)}）")
                 if consequence
@@ -406,14 +414,14 @@ def render_markdown(
             ]
             if f.demoted:
                 out += [f"*{md_cell(demotion_text(f, lang))}*", ""]
-            out.append(_t(lang, "**Seen.** ", "**所見**: ") + md_cell(finding_seen(f, lang)))
+            out.append(_t(lang, "**Seen.** ", "**観測:** ") + md_cell(finding_seen(f, lang)))
             out += [
                 "",
-                _t(lang, "**Why it matters.** ", "**なぜ問題か**: ") + d.text("why", lang),
+                _t(lang, "**Why it matters.** ", "**なぜ問題か:** ") + d.text("why", lang),
                 "",
-                _t(lang, "**What to try.** ", "**対策**: ") + d.text("try_", lang),
+                _t(lang, "**What to try.** ", "**対策:** ") + d.text("try_", lang),
             ]
-            out += ["", _t(lang, "**After.** ", "**改善後**: ") + d.text("after", lang), ""]
+            out += ["", _t(lang, "**After.** ", "**改善後:** ") + d.text("after", lang), ""]
             out.append(
                 _t(lang, "Guide: ", "ガイド: ")
                 + f"[{guide_section(d, lang)}]({guide_url(d, base)})"
@@ -491,7 +499,7 @@ def _html_finding(report: Report, f: Finding, base: str, index: int, lang: str =
         f"{_e(d.text('title', lang))} <code>{d.id}</code>"
         f' <span class="cost">{format_duration_ns(f.cost_ns)}</span></h3>',
         *([f'<p class="demoted">{_e(demotion_text(f, lang))}</p>'] if f.demoted else []),
-        f"<p><strong>{_t(lang, 'Seen.', '所見:')}</strong> {_e(finding_seen(f, lang))}</p>",
+        f"<p><strong>{_t(lang, 'Seen.', '観測:')}</strong> {_e(finding_seen(f, lang))}</p>",
         f"<p><strong>{_t(lang, 'Why it matters.', 'なぜ問題か:')}</strong> "
         f"{_prose(d.text('why', lang))}</p>",
         f"<p><strong>{_t(lang, 'What to try.', '対策:')}</strong> "

@@ -1,6 +1,6 @@
 -- What did the trace processor drop while importing this trace?
 -- output: values
--- question_ja: トレースの読み込みでトレースプロセッサが捨てたもの
+-- question_ja: トレースの読み込みでトレースプロセッサが落としたもの
 -- The Perfetto UI runs the same importer: a data-loss or error count above zero is the red badge
 -- it shows on opening the trace, so the page warns beside the button that opens it.
 INCLUDE PERFETTO MODULE guide.kineto;
