@@ -361,13 +361,14 @@ def test_the_trust_gate_opens_every_format() -> None:
 
 
 def test_the_browser_page_runs_the_trust_gate() -> None:
-    from generators.doctor.browser import browser_plan
+    from generators.doctor.browser import browser_plan, file_check_table_sql
+    from generators.doctor.trust import check_file
     from generators.tp import rows_of
 
     for lang in ("en", "ja"):
         plan = browser_plan("https://x.test/", lang=lang)
         with open_trace(ref.MI250_TOY) as tp:
-            tp.query(plan["definitions"])
+            tp.query(file_check_table_sql(check_file(ref.MI250_TOY), None) + plan["definitions"])
             cols, rows = rows_of(tp, plan["trust"])
         assert cols[1:] == ["reason", "weakens"]
         ids = {r[0] for r in rows}

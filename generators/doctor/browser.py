@@ -25,8 +25,11 @@ import re
 from pathlib import Path
 
 from generators.doctor.detectors import Detector, load_detectors
+from generators.doctor.trust import FileCheck
+from generators.doctor.trust_lines import TEXTS, overflow_keys
 from generators.i18n import translated as _t
 from generators.sql_sources import SQL_DIR
+from generators.tp import DROP_STAT
 
 #: Stands for the guide's root URL in the summary's links; the page puts its own in.
 ROOT_TOKEN = "@@GUIDE_ROOT@@/"
@@ -54,7 +57,9 @@ def module_closure(detectors: list[Detector], sql_dir: Path = SQL_DIR) -> list[s
     for det in detectors:
         for name in _INCLUDE.findall(det.body):
             visit(name)
-    # The doctor's facts need the hardware module; keep it even if no detector includes it.
+    # The trust gate needs the hardware module (is the GPU one the guide knows?); keep it even
+    # if no detector includes it.
+    visit("hardware")
     return order
 
 
@@ -125,38 +130,141 @@ def summary_query(detectors: list[Detector], guide_base: str, lang: str = "en") 
     )
 
 
+#: The table the page makes from its own scan of the file's bytes (doctor-browser.js:
+#: fileCheck), the same counts as :func:`generators.doctor.trust.check_file`, and the world size
+#: of the file's ``distributedInfo``: one row.
+FILE_CHECK_TABLE = "guide_trace_file_check"
+FILE_CHECK_COLUMNS = (
+    ("overflowing", "LONG"),
+    ("overflow_keys", "STRING"),
+    ("without_pid_or_tid", "LONG"),
+    ("pid_or_tid_twice", "LONG"),
+    ("invalid_utf8_bytes", "LONG"),
+    ("error", "STRING"),
+    ("world_size", "LONG"),
+)
+
+
+def file_check_table_sql(checked: FileCheck | None, ranks: int | None) -> str:
+    """The file-check table as the page creates it, from the command line's own reading of the
+    file (``checked``: :func:`~generators.doctor.trust.check_file`; ``ranks``:
+    :func:`~generators.doctor.trust.world_size`): what the tests compare the page's scan with."""
+
+    def num(value: int | None) -> str:
+        return "NULL" if value is None else str(int(value))
+
+    values = [
+        num(sum(checked.overflowing.values())) if checked else "NULL",
+        _sql_text(overflow_keys(checked.overflowing)) if checked else "NULL",
+        num(checked.without_pid_or_tid) if checked else "NULL",
+        num(checked.pid_or_tid_twice) if checked else "NULL",
+        num(checked.invalid_utf8_bytes) if checked else "NULL",
+        _sql_text(checked.error) if checked and checked.error else "NULL",
+        num(ranks),
+    ]
+    columns = ", ".join(f"{name} {kind}" for name, kind in FILE_CHECK_COLUMNS)
+    selected = ", ".join(
+        f"{v} AS {name}" for v, (name, _) in zip(values, FILE_CHECK_COLUMNS, strict=True)
+    )
+    return f"CREATE PERFETTO TABLE {FILE_CHECK_TABLE}({columns}) AS SELECT {selected};"
+
+
 def trust_query(detectors: list[Detector], lang: str = "en") -> str:
     """The trust gate ("Can I trust this trace?") as one query the Perfetto UI runs on the
-    trace: one row per reason to doubt, each with the detectors it weakens. The same checks as
-    the command line's gate (generators/doctor/examine.py), less what needs the file itself:
+    trace: one row per reason to doubt, each with the detectors it weakens or leaves without
+    ground. The command line's gate (generators/doctor/examine.py) in its words
+    (:mod:`generators.doctor.trust_lines`), its file checks read from the table the page fills
+    from its own scan of the file (:data:`FILE_CHECK_TABLE`), less what needs the file parsed:
     which events the importer dropped (the UI's importer drops the same ones) and the step
     markers among them, which only the command line recovers."""
 
-    def ids(*what: str) -> str:
-        found = [d.id for d in detectors if set(what) & (set(d.relies) | set(d.needs))]
-        return _sql_text(", ".join(found))
+    def needing(*what: str) -> list[str]:
+        return [d.id for d in detectors if set(what) & set(d.needs)]
+
+    def relying(*what: str) -> list[str]:
+        return [d.id for d in detectors if set(what) & (set(d.relies) | set(d.needs))]
+
+    def ids(*groups: list[str]) -> str:
+        """The detectors in any of ``groups``, in the detectors' order, as a SQL literal."""
+        chosen = {i for g in groups for i in g}
+        return _sql_text(", ".join(d.id for d in detectors if d.id in chosen))
 
     ja = lang == "ja"
 
-    counts = {
-        "dropped": "SELECT value FROM dropped",
-        "mtia": "SELECT n FROM mtia",
-        "steps": "SELECT n FROM steps",
-    }
-
-    def text(en: str, ja_text: str) -> str:
-        """A line as a SQL expression: its {name} placeholders are the counts above."""
-        parts = re.split(r"\{(\w+)\}", ja_text if ja else en)
+    def text(key: str, **values: str) -> str:
+        """A line as a SQL expression: its {name} placeholders are the SQL in ``values``."""
+        en_text, ja_text = TEXTS[key]
+        parts = re.split(r"\{(\w+)\}", ja_text if ja else en_text)
         return " || ".join(
-            f"({counts[part]})" if i % 2 else _sql_text(part) for i, part in enumerate(parts)
+            f"({values[part]})" if i % 2 else _sql_text(part)
+            for i, part in enumerate(parts)
+            if i % 2 or part
         )
 
-    loop = _sql_text(", ".join(d.id for d in detectors if d.scope == "loop"))
+    def legacy(en: str, ja_text: str, **values: str) -> str:
+        """A line the page words itself (what it cannot tell as the command line does)."""
+        parts = re.split(r"\{(\w+)\}", ja_text if ja else en)
+        return " || ".join(
+            f"({values[part]})" if i % 2 else _sql_text(part) for i, part in enumerate(parts)
+        )
+
+    every = [d.id for d in detectors]
+    flows_skipped = [i for i in needing("flows") if i not in needing("gpu")] or needing("flows")
+    shared_ids = text(
+        "shared-correlations/ids", n="shared", is_are="IIF(shared = 1, ' is', 's are each')"
+    )
+    per_step = [d.id for d in detectors if d.per_step and d.severity != "info"]
     rows = [
         (
-            "(SELECT value FROM dropped) > 0",
+            "overflowing > 0",
+            "'ids-overflow'",
+            text("ids-overflow", n="overflowing", keys="overflow_keys"),
+            ids(every),
+        ),
+        (
+            "without_pid_or_tid > 0",
+            "'no-pid-tid'",
+            text("no-pid-tid", n="without_pid_or_tid"),
+            ids(every),
+        ),
+        (
+            "pid_or_tid_twice > 0",
+            "'pid-tid-twice'",
+            text("pid-tid-twice", n="pid_or_tid_twice"),
+            ids(every),
+        ),
+        ("invalid_utf8_bytes > 0", "'not-utf8'", text("not-utf8", n="invalid_utf8_bytes"), "''"),
+        (
+            "error IS NOT NULL",
+            "'file-check-partial'",
+            text("file-check-partial", error="error"),
+            "''",
+        ),
+        (
+            "shared > 0",
+            "'shared-correlations'",
+            f"IIF(procs > 1, {text('shared-correlations/processes', ids=shared_ids, procs='procs')}"
+            f", {text('shared-correlations/one-process', ids=shared_ids)})",
+            ids(every),
+        ),
+        (
+            "gpu = 0 AND mtia > 0",
+            "'accelerator-not-read'",
+            text("accelerator-not-read", mtia="mtia"),
+            ids(needing("gpu"), relying("kernels", "flows")),
+        ),
+        ("gpu = 0 AND mtia = 0", "'no-gpu'", text("no-gpu"), ids(needing("gpu"), relying("flows"))),
+        (
+            "gpu > 0 AND NOT links AND shared = 0",
+            "'no-flows'",
+            text("no-flows"),
+            ids(flows_skipped, relying("flows")),
+        ),
+        ("cpu_ops > 0 AND NOT shapes", "'no-shapes'", text("no-shapes"), ids(needing("shapes"))),
+        (
+            "dropped > 0",
             "'dropped-events'",
-            text(
+            legacy(
                 "The importer dropped {dropped} events that partly "
                 "overlap another on their thread; which ones (kernels? step markers?) only the "
                 "command line tells (python -m generators.doctor TRACE), and it recovers dropped "
@@ -165,64 +273,32 @@ def trust_query(detectors: list[Detector], lang: str = "en") -> str:
                 "個落としました。どれか（カーネル？ステップの目印？）"
                 "はコマンドライン（python -m generators.doctor TRACE）だけが示し、落ちたステップの"
                 "目印も取り戻します。",
+                dropped="dropped",
             ),
-            ids("kernels", "operators", "steps"),
+            ids(relying("kernels", "operators", "steps")),
         ),
         (
-            "(SELECT n FROM gpu) > 0 AND NOT EXISTS (SELECT 1 FROM guide_kineto_launch_link)",
-            "'no-flows'",
-            text(
-                "No ac2g flows: no kernel can be traced back to its launch.",
-                "ac2g のフローがありません。どのカーネルも起動までたどれません。",
-            ),
-            ids("flows"),
-        ),
-        (
-            "(SELECT n FROM gpu) = 0 AND (SELECT n FROM mtia) > 0",
-            "'accelerator-not-read'",
-            text(
-                "MTIA accelerator events ({mtia}), which the checks do not "
-                "read: a quiet report says nothing about the accelerator.",
-                "MTIA アクセラレータのイベント（{mtia} 個）はチェックが読み"
-                "ません。所見がなくてもアクセラレータについては何もわかりません。",
-            ),
-            ids("gpu"),
-        ),
-        (
-            "(SELECT n FROM gpu) > 0 AND NOT EXISTS (SELECT 1 FROM guide_trace_device)",
-            "'no-device'",
-            text(
-                "GPU model unknown: kernels but no deviceProperties.",
-                "GPU のモデルは不明です（カーネルはあるが deviceProperties がない）。",
-            ),
-            ids("device"),
-        ),
-        (
-            "(SELECT n FROM steps) = 0",
+            "steps = 0",
             "'no-steps'",
-            text(
-                "No ProfilerStep#N markers: the whole trace stands for the loop, one-time work "
-                "included.",
-                "ProfilerStep#N の目印がありません。トレース全体をループとみなすため、一度きりの"
-                "仕事も含まれます。",
-            ),
-            loop,
+            text("no-steps"),
+            ids(needing("steps"), [d.id for d in detectors if d.scope == "loop"]),
         ),
         (
-            "(SELECT n FROM steps) BETWEEN 1 AND 2",
+            "steps BETWEEN 1 AND 2",
             "'steps'",
-            text(
+            legacy(
                 "Only {steps} profiled steps: a cold first step cannot be told from a slow one.",
                 "プロファイルされたステップは {steps} 個だけです。コールド"
                 "な最初のステップと遅いステップの区別がつきません。",
+                steps="steps",
             ),
             # The checks that read the loop step by step (they use the cold-step table).
-            _sql_text(", ".join(d.id for d in detectors if d.per_step and d.severity != "info")),
+            ids(per_step),
         ),
         (
-            "EXISTS (SELECT 1 FROM guide_windows_cold_step)",
+            "cold",
             "'cold-step'",
-            text(
+            legacy(
                 "The first step ran cold (3× the median of the others or more): per-step checks "
                 "leave it out.",
                 "最初のステップはコールドでした（ほかの中央値の 3 倍以上）。ステップごとのチェック"
@@ -231,47 +307,82 @@ def trust_query(detectors: list[Detector], lang: str = "en") -> str:
             "''",
         ),
         (
-            "(SELECT n FROM python) > 0",
+            "python > 0",
             "'with-stack'",
-            text(
-                "Captured with with_stack=True: CPU-side durations read longer than they run "
-                "without it.",
-                "with_stack=True でキャプチャされています。CPU 側の時間は、それなしより長く"
-                "見えます。",
-            ),
-            ids("cpu-time"),
+            text("with-stack", python="python"),
+            ids(relying("cpu-time")),
         ),
         (
-            "(SELECT n FROM capture) > 0",
+            "capture > 0",
             "'graph-capture'",
-            text(
-                "CUDA/HIP graph capture: launches inside a capture are recorded, not run.",
-                "CUDA/HIP グラフのキャプチャがあります。キャプチャ内の起動は記録されるだけで"
-                "実行されません。",
-            ),
-            ids("execution"),
+            f"{text('graph-capture', capture='capture')} || IIF(replays > 0, "
+            f"{text('graph-capture/replays', replays='replays')}, "
+            f"{text('graph-capture/no-replays')})",
+            ids(relying("execution")),
+        ),
+        (
+            "gpu > 0 AND COALESCE(gpu_name, '') = ''",
+            "'no-device'",
+            text("no-device", kernels="kernels"),
+            ids(needing("device")),
+        ),
+        (
+            "COALESCE(gpu_name, '') != '' AND known_gpu IS NULL",
+            "'unknown-gpu'",
+            text("unknown-gpu", gpu="gpu_name"),
+            "''",
+        ),
+        (
+            "world_size > 1",
+            "'one-rank'",
+            text("one-rank", ranks="world_size"),
+            ids(["comm-exposed"]),
         ),
     ]
     selects = "\nUNION ALL\n".join(
-        f"SELECT {check} AS check_id, {what} AS reason, {weakens} AS weakens WHERE {cond}"
+        f"SELECT {check} AS check_id, {what} AS reason, {weakens} AS weakens FROM facts "
+        f"WHERE {cond}"
         for cond, check, what, weakens in rows
     )
+    # Importer problems other than the drops, one line each, as the command line lists them.
+    importer = text("importer", value="value", name="name")
     heading = "このトレースは信頼できるか" if ja else "can_i_trust_this_trace"
+    file_columns = ", ".join(name for name, _ in FILE_CHECK_COLUMNS)
     return f"""WITH
-  dropped AS (
-    SELECT COALESCE(SUM(value), 0) AS value FROM stats
-    WHERE name = 'slice_drop_overlapping_complete_event'
-  ),
-  gpu AS (SELECT COUNT(*) AS n FROM guide_kineto_gpu_activity),
-  mtia AS (SELECT COUNT(*) AS n FROM slice WHERE category GLOB 'mtia*'),
-  steps AS (SELECT COUNT(*) AS n FROM guide_windows_real_loop WHERE step IS NOT NULL),
-  python AS (SELECT COUNT(*) AS n FROM slice WHERE category = 'python_function'),
-  capture AS (
-    SELECT COUNT(*) AS n FROM guide_kineto_runtime_call
-    WHERE name GLOB '*BeginCapture*' OR name GLOB '*EndCapture*' OR name GLOB '*GraphInstantiate*'
+  facts AS (
+    SELECT
+      (SELECT COALESCE(SUM(value), 0) FROM stats WHERE name = '{DROP_STAT}') AS dropped,
+      (SELECT COUNT(*) FROM guide_kineto_gpu_activity) AS gpu,
+      (SELECT COUNT(*) FROM guide_kineto_gpu_activity WHERE category = 'kernel') AS kernels,
+      EXISTS (SELECT 1 FROM guide_kineto_launch_link) AS links,
+      (SELECT COUNT(*) FROM guide_kineto_shared_correlation) AS shared,
+      (SELECT COUNT(*) FROM guide_kineto_launch_process) AS procs,
+      (SELECT COUNT(*) FROM slice WHERE category GLOB 'mtia*') AS mtia,
+      (SELECT COUNT(*) FROM slice WHERE category = 'cpu_op') AS cpu_ops,
+      EXISTS (SELECT 1 FROM args WHERE key GLOB 'args.Input Dims*') AS shapes,
+      (SELECT COUNT(*) FROM guide_windows_real_loop WHERE step IS NOT NULL) AS steps,
+      EXISTS (SELECT 1 FROM guide_windows_cold_step) AS cold,
+      (SELECT COUNT(*) FROM slice WHERE category = 'python_function') AS python,
+      (SELECT COUNT(*) FROM guide_kineto_runtime_call
+       WHERE name GLOB '*BeginCapture*' OR name GLOB '*EndCapture*'
+         OR name GLOB '*GraphInstantiate*') AS capture,
+      (SELECT COUNT(*) FROM guide_kineto_runtime_call WHERE name GLOB '*GraphLaunch*')
+        AS replays,
+      (SELECT name FROM guide_trace_device ORDER BY device LIMIT 1) AS gpu_name,
+      (SELECT gpu FROM guide_hardware_device) AS known_gpu,
+      f.*
+    FROM (SELECT {file_columns} FROM {FILE_CHECK_TABLE}
+          UNION ALL SELECT {", ".join("NULL" for _ in FILE_CHECK_COLUMNS)}
+          LIMIT 1) AS f
   ),
   lines AS (
 {selects}
+UNION ALL
+SELECT 'importer-' || name AS check_id, {importer} AS reason, '' AS weakens FROM (
+  SELECT name, SUM(value) AS value FROM stats
+  WHERE value > 0 AND severity IN ('error', 'data_loss') AND name != '{DROP_STAT}'
+  GROUP BY name ORDER BY name
+)
   )
 SELECT check_id AS "{heading}", reason, weakens FROM lines"""
 

@@ -24,6 +24,7 @@ from generators.doctor.trust import (
     recovered_steps_sql,
     world_size,
 )
+from generators.doctor.trust_lines import both, overflow_keys, text
 from generators.tp import DROP_STAT, rows_of
 from generators.units import format_duration_ns, format_value
 
@@ -184,16 +185,8 @@ SELECT
   (SELECT COUNT(*) FROM guide_kineto_gpu_activity WHERE category = 'kernel') AS kernels,
   (SELECT COUNT(*) FROM guide_kineto_launch_link) AS launch_links,
   (SELECT COUNT(*) FROM guide_kineto_runtime_call) AS runtime_calls,
-  -- CUPTI numbers the launches of one process: an id on two launches means the file holds
-  -- several processes' launches (ranks merged into one file), which nothing tells apart.
-  (SELECT COUNT(*) FROM (
-     SELECT c FROM (
-       SELECT EXTRACT_ARG(arg_set_id, 'args.correlation') AS c FROM slice
-       WHERE category IN ('cuda_runtime', 'cuda_driver'))
-     WHERE c IS NOT NULL GROUP BY c HAVING COUNT(*) > 1)) AS shared_correlations,
-  (SELECT COUNT(DISTINCT t.upid) FROM slice AS s
-   JOIN thread_track AS tt ON tt.id = s.track_id JOIN thread AS t USING (utid)
-   WHERE s.category IN ('cuda_runtime', 'cuda_driver')) AS launch_processes,
+  (SELECT COUNT(*) FROM guide_kineto_shared_correlation) AS shared_correlations,
+  (SELECT COUNT(*) FROM guide_kineto_launch_process) AS launch_processes,
   (SELECT COUNT(*) FROM slice WHERE category = 'cpu_op') AS cpu_ops,
   (SELECT COUNT(*) FROM slice WHERE category = 'python_function') AS python_functions,
   EXISTS (SELECT 1 FROM args WHERE key GLOB 'args.Input Dims*') AS cpu_ops_with_shapes,
@@ -256,76 +249,20 @@ def _file_lines(checked: FileCheck, detectors: list[Detector]) -> list[Limitatio
     out: list[Limitation] = []
     if checked.overflowing:
         n = sum(checked.overflowing.values())
-        keys = ", ".join(f"{k}: {v}" for k, v in checked.overflowing.most_common())
-        out.append(
-            Limitation(
-                "ids-overflow",
-                f"{n} ids in the file do not fit in a signed 64-bit integer (by key: {keys}): "
-                "the trace processor reads such an id wrapped or cut short, so events may land "
-                "on another process's or thread's track, and launches be tied to the wrong "
-                "kernels or to none: any count may be wrong.",
-                text_ja=f"ファイル中の ID のうち {n} 個が符号付き 64 ビット整数に収まりません"
-                f"（キー別: {keys}）。トレースプロセッサはそうした ID を桁あふれさせたり切り詰め"
-                "たりして読むため、イベントがほかのプロセスやスレッドのトラックに載ったり、起動が"
-                "違うカーネルに結びついたり、どれにも結びつかなかったりします。どの集計も"
-                "誤っているおそれがあります。",
-                weakens=every,
-            )
-        )
+        en, ja = both("ids-overflow", n=n, keys=overflow_keys(checked.overflowing))
+        out.append(Limitation("ids-overflow", en, text_ja=ja, weakens=every))
     if checked.without_pid_or_tid:
-        n = checked.without_pid_or_tid
-        out.append(
-            Limitation(
-                "no-pid-tid",
-                f"At least {n} events state no pid or no tid: the trace processor puts them on a "
-                "track of its own choosing (process 0, say), beside another thread's or "
-                "device's events, so where they are counted and what they nest in may be wrong.",
-                text_ja=f"少なくとも {n} 個のイベントに pid か tid がありません。トレースプロセッサ"
-                "はそれらを自分で選んだトラック（たとえばプロセス 0）に、ほかのスレッドやデバイス"
-                "のイベントと並べて置くため、どこで数えられるか、何の中に入れ子になるかが誤って"
-                "いるおそれがあります。",
-                weakens=every,
-            )
-        )
+        en, ja = both("no-pid-tid", n=checked.without_pid_or_tid)
+        out.append(Limitation("no-pid-tid", en, text_ja=ja, weakens=every))
     if checked.pid_or_tid_twice:
-        n = checked.pid_or_tid_twice
-        out.append(
-            Limitation(
-                "pid-tid-twice",
-                f"At least {n} events state their pid or tid twice: the trace processor keeps "
-                "the last value, which may not be the event's own process or thread, so where "
-                "they are counted and what they nest in may be wrong.",
-                text_ja=f"少なくとも {n} 個のイベントが pid か tid を 2 度書いています。トレース"
-                "プロセッサは後の値を使いますが、それがイベント自身のプロセスやスレッドとは限ら"
-                "ないため、どこで数えられるか、何の中に入れ子になるかが誤っているおそれがあります。",
-                weakens=every,
-            )
-        )
+        en, ja = both("pid-tid-twice", n=checked.pid_or_tid_twice)
+        out.append(Limitation("pid-tid-twice", en, text_ja=ja, weakens=every))
     if checked.invalid_utf8_bytes:
-        n = checked.invalid_utf8_bytes
-        out.append(
-            Limitation(
-                "not-utf8",
-                f"{n} bytes of the file are not UTF-8 text (in names, say): every name the "
-                "trace processor returns is read without them, so names that differ only in "
-                "those bytes read the same here.",
-                text_ja=f"ファイル中の {n} バイトが UTF-8 のテキストではありません"
-                "（名前の中など）。トレースプロセッサが返す名前はそのバイトを除いて読まれるため、そのバイトだけが"
-                "違う名前はここでは同じに見えます。",
-            )
-        )
+        en, ja = both("not-utf8", n=checked.invalid_utf8_bytes)
+        out.append(Limitation("not-utf8", en, text_ja=ja))
     if checked.error:
-        out.append(
-            Limitation(
-                "file-check-partial",
-                f"The file could not be read to the end a second time ({checked.error}), to "
-                "check what the trace processor reads without a word (ids, names, pid and tid): "
-                "those checks are partial.",
-                text_ja="トレースプロセッサが黙って読み替えるもの（ID、名前、pid と tid）を"
-                f"確かめるためにファイルをもう一度最後まで読むことができませんでした（{checked.error}）。"
-                "その確認は部分的です。",
-            )
-        )
+        en, ja = both("file-check-partial", error=checked.error)
+        out.append(Limitation("file-check-partial", en, text_ja=ja))
     return out
 
 
@@ -335,31 +272,9 @@ def _shared_correlations_line(
     """CUPTI correlation ids on more than one launch: the launch link cannot be trusted. On
     several processes, the file merges their traces (the ranks of a job, say)."""
     n, procs = facts["shared_correlations"], facts["launch_processes"]
-    ids = f"{n} CUPTI correlation id{' is' if n == 1 else 's are each'} on more than one launch"
-    ids_ja = f"CUPTI の相関 ID のうち {n} 個が、それぞれ 2 つ以上の起動に付いています"
-    if procs > 1:
-        en = (
-            f"{ids} (launches on {procs} processes): the file holds several processes' "
-            "launches, as when the traces of several ranks are merged into one, so counts and "
-            "times mix the processes, and a launch cannot be told from another with the same "
-            "id: no kernel is traced back to its launch. Give the doctor each rank's own trace: "
-            "it compares them across the ranks."
-        )
-        ja = (
-            f"{ids_ja}（起動は {procs} 個のプロセス上）。ファイルには複数のプロセスの起動があり"
-            "（複数のランクのトレースを 1 つにまとめたときのように）、集計も時間もプロセスが混ざ"
-            "っています。同じ ID の起動を見分けられないため、どのカーネルもその起動までたどれ"
-            "ません。ランクごとのトレースを doctor に渡してください。ランクをまたいで比べます。"
-        )
-    else:
-        en = (
-            f"{ids}: a launch cannot be told from another with the same id, so no kernel is "
-            "traced back to its launch."
-        )
-        ja = (
-            f"{ids_ja}。同じ ID の起動を見分けられないため、どのカーネルもその起動まで"
-            "たどれません。"
-        )
+    ids, ids_ja = both("shared-correlations/ids", n=n, is_are=" is" if n == 1 else "s are each")
+    key = "shared-correlations/processes" if procs > 1 else "shared-correlations/one-process"
+    en, ja = text(key, ids=ids, procs=procs), text(key, "ja", ids=ids_ja, procs=procs)
     return Limitation(
         "shared-correlations",
         en,
@@ -392,17 +307,10 @@ def _limitations(
         out.append(
             Limitation(
                 "accelerator-not-read",
-                f"The trace holds {facts['mtia_events']} MTIA accelerator events, which the "
-                "doctor's checks do not read (they read CUDA and ROCm kernels, copies and "
-                "launches): nothing about the accelerator's side is checked, and a quiet report "
-                "says nothing about it.",
+                text("accelerator-not-read", mtia=facts["mtia_events"]),
                 needing("gpu"),
                 weakens=tuple(d for d in relying("kernels", "flows") if d not in needing("gpu")),
-                text_ja=f"トレースには MTIA アクセラレータのイベントが {facts['mtia_events']} 個"
-                "ありますが、doctor のチェックはこれを読みません"
-                "（読むのは CUDA と ROCm のカーネル、"
-                "コピー、起動です）。アクセラレータ側は何もチェックされず、所見がなくても何の保証"
-                "にもなりません。",
+                text_ja=text("accelerator-not-read", "ja", mtia=facts["mtia_events"]),
             )
         )
     elif not facts["gpu_activities"]:
@@ -410,13 +318,10 @@ def _limitations(
         out.append(
             Limitation(
                 "no-gpu",
-                "The trace holds no GPU activity (a CPU-only capture, or a profiler run without "
-                "ProfilerActivity.CUDA): nothing about the GPU can be checked.",
+                text("no-gpu"),
                 needing("gpu"),
                 weakens=tuple(d for d in relying("flows") if d not in needing("gpu")),
-                text_ja="トレースに GPU のアクティビティがありません（CPU だけのキャプチャ"
-                "か、ProfilerActivity.CUDA なしで実行したプロファイラ）。GPU については何"
-                "もチェックできません。",
+                text_ja=text("no-gpu", "ja"),
             )
         )
     elif not facts["launch_links"] and not facts["shared_correlations"]:
@@ -424,15 +329,10 @@ def _limitations(
         out.append(
             Limitation(
                 "no-flows",
-                "The trace has GPU activity but no ac2g flow events tying launches to kernels, "
-                "so no kernel can be traced back to the CPU call that launched it; the GPU's idle "
-                "time is still measured, without its causes.",
+                text("no-flows"),
                 tuple(d for d in needing("flows") if d not in needing("gpu")) or needing("flows"),
                 weakens=tuple(d for d in relying("flows") if d not in needing("flows")),
-                text_ja="トレースには GPU のアクティビティがありますが、起動とカーネルを結びつけ"
-                "る ac2g のフローイベントがないため、どのカーネルもそれを起動した CPU の"
-                "呼び出しまでたどれません。GPU のアイドル時間は測れますが、"
-                "その原因はわかりません。",
+                text_ja=text("no-flows", "ja"),
             )
         )
     if facts["cpu_ops"] and not facts["cpu_ops_with_shapes"]:
@@ -440,14 +340,9 @@ def _limitations(
         out.append(
             Limitation(
                 "no-shapes",
-                "No operator records its input shapes (captured with record_shapes=False): "
-                "lessons that need a tensor's size cannot be checked (attention-materialised "
-                "still finds SDPA's math backend by name, not hand-written attention).",
+                text("no-shapes"),
                 needing("shapes"),
-                text_ja="どの演算子も入力形状を記録していません（record_shapes=False でキャプチ"
-                "ャ）。テンソルのサイズが必要なレッスンはチェックできません"
-                "（attention-materialised は SDPA の math バックエンドを名前で見つけます"
-                "が、手書きのアテンションは見つけません）。",
+                text_ja=text("no-shapes", "ja"),
             )
         )
     if dropped is not None and (facts["dropped"] or dropped.total):
@@ -457,16 +352,9 @@ def _limitations(
         out.append(
             Limitation(
                 "no-steps",
-                "The trace has no ProfilerStep#N annotations on a CPU thread (no profiler "
-                "schedule, or prof.step() never called): the whole trace is treated as one "
-                "step, one-time work (start-up, weight uploads, warm-up) included, so findings "
-                "about the step loop are shown as information, and per-step checks cannot run.",
+                text("no-steps"),
                 needing("steps"),
-                text_ja="トレースの CPU スレッドに ProfilerStep#N の注釈がありません（プロファイ"
-                "ラのスケジュールがない、または prof.step() が呼ばれていない）。トレース全体を 1 つ"
-                "のステップとして扱うため、一度きりの仕事（立ち上げ、重みのアップロード、ウォームアップ）"
-                "も含まれます。そこでステップのループについての所見は情報として示し、ステップごとの"
-                "チェックは実行できません。",
+                text_ja=text("no-steps", "ja"),
                 weakens=tuple(d.id for d in detectors if d.scope == "loop"),
             )
         )
@@ -476,85 +364,46 @@ def _limitations(
         out.append(
             Limitation(
                 "with-stack",
-                f"Captured with with_stack=True ({facts['python_functions']} python_function "
-                "events): recording the Python stack slows every operator and launch on the CPU, "
-                "so CPU-side durations read longer than the code runs without it (the GPU's own "
-                "durations are not affected).",
-                text_ja=f"with_stack=True でキャプチャされています（python_function イベント "
-                f"{facts['python_functions']} 個）。Python のスタックの記録が"
-                " CPU 側のすべての演算子"
-                "と起動を遅くするため、CPU 側の時間は、それなしで動かしたときより長く見えます"
-                "（GPU 側の時間は影響を受けません）。",
+                text("with-stack", python=facts["python_functions"]),
+                text_ja=text("with-stack", "ja", python=facts["python_functions"]),
                 weakens=relying("cpu-time"),
             )
         )
     if facts["capture_calls"]:
         replays = facts["graph_launches"]
+        tail, tail_ja = both(
+            "graph-capture/replays" if replays else "graph-capture/no-replays", replays=replays
+        )
         out.append(
             Limitation(
                 "graph-capture",
-                f"The trace records CUDA/HIP graph capture ({facts['capture_calls']} "
-                "BeginCapture/EndCapture/GraphInstantiate calls): kernels launched while a "
-                "stream captures are recorded, not run, so launches inside a capture are not "
-                "execution"
-                + (
-                    f"; the trace also replays graphs ({replays} graph launches)."
-                    if replays
-                    else ", and no graph launch replays them here: checks of how work ran "
-                    "do not run."
-                ),
+                text("graph-capture", capture=facts["capture_calls"]) + tail,
                 () if replays else relying("execution"),
-                text_ja=f"トレースには CUDA/HIP グラフのキャプチャが記録されています"
-                "（BeginCapture/EndCapture/GraphInstantiate の呼び出し"
-                f" {facts['capture_calls']} 回）。"
-                "キャプチャ中のストリームに起動したカーネルは記録されるだけで実行されないため、"
-                "キャプチャ内の起動は実行ではありません"
-                + (
-                    f"。トレースはグラフの再生も含みます（グラフの起動 {replays} 回）。"
-                    if replays
-                    else "。ここではグラフの起動による再生もないため、実行のされ方を見る"
-                    "チェックは実行しません。"
-                ),
+                text_ja=text("graph-capture", "ja", capture=facts["capture_calls"]) + tail_ja,
                 weakens=relying("execution") if replays else (),
             )
         )
         if not replays:
             missing.add("execution")
     for name, value in stats:
-        out.append(
-            Limitation(
-                f"importer-{name}",
-                f"The trace processor reported {value} × {name} while importing: the trace may "
-                "be incomplete.",
-                text_ja=f"トレースプロセッサがインポート中に {name} を {value} 回報告しました。ト"
-                "レースが不完全なおそれがあります。",
-            )
-        )
+        en, ja = both("importer", value=value, name=name)
+        out.append(Limitation(f"importer-{name}", en, text_ja=ja))
     if facts["gpu_activities"] and not facts["gpu_name"]:
         missing.add("device")
         out.append(
             Limitation(
                 "no-device",
-                f"GPU model unknown: the trace has {facts['kernels']} kernels but does not list "
-                "its GPUs (Kineto's deviceProperties block): checks that depend on the GPU model "
-                "cannot run.",
+                text("no-device", kernels=facts["kernels"]),
                 needing("device"),
-                text_ja=f"GPU のモデルは不明です。トレースにはカーネルが {facts['kernels']} 個あり"
-                "ますが、GPU の一覧（Kineto の deviceProperties ブロック）がありません。"
-                "GPU のモデル"
-                "に依存するチェックは実行できません。",
+                text_ja=text("no-device", "ja", kernels=facts["kernels"]),
             )
         )
     if facts["gpu_name"] and not facts["known_gpu"]:
         out.append(
             Limitation(
                 "unknown-gpu",
-                f"The guide has no datasheet peaks for {facts['gpu_name']}: the rates its "
-                "lessons set against a GPU's peak (TFLOP/s, bytes/s) have nothing to be set "
-                "against here. The doctor's checks do not need them.",
-                text_ja=f"このガイドには {facts['gpu_name']} のデータシート上のピーク性能がありま"
-                "せん。レッスンが GPU のピークと比べるレート（TFLOP/s、bytes/s）は、ここでは比べる"
-                "相手がありません。doctor のチェックはピークを使いません。",
+                text("unknown-gpu", gpu=facts["gpu_name"]),
+                text_ja=text("unknown-gpu", "ja", gpu=facts["gpu_name"]),
                 level="info",
             )
         )
@@ -643,12 +492,8 @@ def _one_rank_line(ranks: int, detectors) -> Limitation:
     """A trace of one rank of several: its communication kernels wait for the others."""
     return Limitation(
         "one-rank",
-        f"The trace is one rank of {ranks} (distributedInfo): a communication kernel's time "
-        "includes waiting for the other ranks to arrive, so exposed communication time may be "
-        "other ranks' lateness, which this trace cannot show.",
-        text_ja=f"このトレースは {ranks} ランクのうちの 1 つです（distributedInfo）。通信カーネルの"
-        "時間にはほかのランクの到着を待つ時間も含まれるため、計算と重なっていない通信の時間は"
-        "ほかのランクの遅れかもしれません。それはこのトレースからはわかりません。",
+        text("one-rank", ranks=ranks),
+        text_ja=text("one-rank", "ja", ranks=ranks),
         weakens=tuple(d.id for d in detectors if d.id == "comm-exposed"),
     )
 

@@ -117,6 +117,40 @@ WHERE name IN (
   'hipMemcpyDtoD', 'cuMemcpyDtoH', 'cuMemcpyDtoH_v2', 'cuMemcpyHtoD', 'cuMemcpyHtoD_v2'
 );
 
+-- CUPTI correlation ids that more than one CPU-side launch (runtime or driver call) carries.
+-- CUPTI numbers the launches of one process: an id on two launches means the file holds several
+-- processes' launches (ranks merged into one file, say), which nothing tells apart, so no launch
+-- can be tied to its kernel by that id. The doctor's trust gate counts these rows.
+CREATE PERFETTO VIEW guide_kineto_shared_correlation(
+  -- The correlation id.
+  correlation LONG,
+  -- Launches that carry it (two or more).
+  launches LONG
+) AS
+SELECT c AS correlation, COUNT(*) AS launches
+FROM (
+  SELECT EXTRACT_ARG(arg_set_id, 'args.correlation') AS c FROM slice
+  WHERE category IN ('cuda_runtime', 'cuda_driver')
+)
+WHERE c IS NOT NULL
+GROUP BY c
+HAVING COUNT(*) > 1;
+
+-- The processes whose threads launch GPU work (make runtime or driver calls): more than one
+-- in a file merges several processes' traces.
+CREATE PERFETTO VIEW guide_kineto_launch_process(
+  -- Process.
+  upid JOINID(process.id),
+  -- Runtime and driver calls it made.
+  calls LONG
+) AS
+SELECT t.upid, COUNT(*) AS calls
+FROM slice AS s
+JOIN thread_track AS tt ON tt.id = s.track_id
+JOIN thread AS t USING (utid)
+WHERE s.category IN ('cuda_runtime', 'cuda_driver')
+GROUP BY t.upid;
+
 -- One row per profiled step (`ProfilerStep#N` annotations).
 CREATE PERFETTO VIEW guide_kineto_profiler_step(
   -- Slice id of the step annotation.

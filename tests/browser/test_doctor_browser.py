@@ -8,7 +8,10 @@ refused, so the test also shows the trace goes nowhere else.
 
 from __future__ import annotations
 
+import base64
+import gzip
 import importlib.util
+import json
 import re
 import shutil
 import time
@@ -20,7 +23,10 @@ import pytest
 
 from generators.doctor.detectors import load_detectors
 from generators.doctor.examine import examine
+from generators.doctor.trust import check_file, world_size
 from generators.tp import open_trace
+from tests import reference_traces as ref
+from tests import test_doctor_fuzz as fuzz
 from tests.browser.perfetto_ui import (
     STEP_TIMEOUT_MS,
     TOLERANCE_NS,
@@ -221,6 +227,103 @@ def test_findings_become_tracks_and_a_summary(
         ui.set_viewport_size({"width": width, "height": 900})
         ui.wait_for_timeout(300)  # let the canvas repaint at the new width
         ui.screenshot(path=str(RESULTS / f"doctor-tracks-{lang}-{width}.png"))
+
+
+def _trust_tab(ui: Page, heading: str = "can_i_trust_this_trace") -> str:
+    """The page's text with the trust gate's tab in front."""
+    tabs = ui.get_by_text(re.compile(r"^Command Query"))
+    deadline = time.monotonic() + STEP_TIMEOUT_MS / 1000
+    while time.monotonic() < deadline:
+        for i in range(tabs.count()):
+            tabs.nth(i).click()
+            ui.wait_for_timeout(200)
+            if heading in ui.inner_text("body"):
+                return ui.inner_text("body")
+        ui.wait_for_timeout(500)
+    raise AssertionError("no trust tab")
+
+
+@pytest.fixture(scope="module")
+def mutated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The fuzz corpus's mutations the command line reports on with a file check's line."""
+    raw = gzip.decompress(fuzz.BASE.read_bytes())
+    folder = tmp_path_factory.mktemp("mutated")
+    out = {}
+    for case in ("ids-overflow-int64", "names-not-utf8", "pid-tid-twice", "pid-tid-missing"):
+        out[case] = folder / f"{case}.json"
+        out[case].write_bytes(fuzz.CASES[case].make(json.loads(raw), raw))
+    return out
+
+
+#: Runs the page's script with no window, as a module: its file scan alone.
+SCAN_JS = """async ({source, files}) => {
+  const module = {exports: {}};
+  new Function("window", "module", source)(undefined, module);
+  const out = {};
+  for (const [name, data] of Object.entries(files)) {
+    const bytes = Uint8Array.from(atob(data), c => c.charCodeAt(0));
+    const checked = await module.exports.fileCheck(bytes.buffer);
+    let head = bytes;
+    if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
+      const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+      head = new Uint8Array(await new Response(stream).arrayBuffer());
+    }
+    const text = new TextDecoder().decode(head.subarray(0, 4 << 20));
+    checked.worldSize = module.exports.worldSize(text);
+    out[name] = checked;
+  }
+  return out;
+}"""
+
+
+def test_the_page_scans_the_file_as_the_command_line_does(
+    context: BrowserContext, harness: str, mutated: dict[str, Path]
+) -> None:
+    """The page's count of what the importer reads silently (doctor-browser.js's fileCheck) is
+    the command line's (trust.check_file), and its world size trust.world_size's, on every
+    reference and synthetic trace and on the fuzz corpus's mutations."""
+    paths = [*ref.all_traces(), *sorted(HOSTILE.parent.glob("*.json")), *mutated.values()]
+    page = context.new_page()
+    page.goto(harness)
+    files = {p.name: base64.b64encode(p.read_bytes()).decode() for p in paths}
+    scanned = page.evaluate(SCAN_JS, {"source": SCRIPT.read_text(encoding="utf-8"), "files": files})
+    for path in paths:
+        c = check_file(path)
+        expected = {
+            "events": c.events,
+            "pids": c.pids,
+            "tids": c.tids,
+            "withoutPidOrTid": c.without_pid_or_tid,
+            "pidOrTidTwice": c.pid_or_tid_twice,
+            "overflowing": dict(c.overflowing),
+            "invalidUtf8Bytes": c.invalid_utf8_bytes,
+            "error": c.error,
+            "worldSize": world_size(path),
+        }
+        assert scanned[path.name] == expected, path.name
+    # The mutations hold what they were made to hold.
+    found = {name: scanned[p.name] for name, p in mutated.items()}
+    assert found["ids-overflow-int64"]["overflowing"]
+    assert found["names-not-utf8"]["invalidUtf8Bytes"] > 0
+    assert found["pid-tid-twice"]["pidOrTidTwice"] > 0
+    assert found["pid-tid-missing"]["withoutPidOrTid"] > 0
+
+
+def test_a_file_level_problem_is_in_the_trust_tab(
+    context: BrowserContext,
+    harness: str,
+    console_errors: ConsoleErrors,
+    mutated: dict[str, Path],
+) -> None:
+    """Kernels that state their pid and tid twice: the page finds them in the file's bytes, and
+    its trust tab says so in the command line's words."""
+    trace = mutated["pid-tid-twice"]
+    twice = check_file(trace).pid_or_tid_twice
+    ui = _check(context, harness, console_errors, trace)
+    trust = _trust_tab(ui)
+    assert "pid-tid-twice" in trust
+    assert f"At least {twice} events state their pid or tid twice" in trust
+    assert not console_errors.unexpected()
 
 
 def test_names_from_a_trace_stay_text(
