@@ -21,6 +21,7 @@ from tests.serving import built_site, perfetto_ui, static_server  # noqa: F401 (
 os.environ.setdefault(env.TP_ENGINE.name, "wasm")
 
 REPO = Path(__file__).resolve().parent.parent
+BROWSER_TESTS = "tests/browser/"
 
 
 @pytest.fixture(scope="session")
@@ -66,12 +67,18 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    # The tests that wait for a background job (the fresh derive, the notebooks) run last, so
-    # that the tests before them keep this process busy while the jobs run on the other core,
-    # instead of waiting for them halfway through the run.
-    waits = [item for item in items if background.waits_for_a_job(item.nodeid)]
-    if waits:
-        items[:] = [item for item in items if item not in waits] + waits
+    # The tests that wait for a background job (the fresh derive, the notebooks) run after the
+    # others, so that the tests before them keep this process busy while the jobs run on the
+    # other core, instead of waiting for them halfway through the run. The browser tests run
+    # last of all: Chromium lays pages out and runs the Perfetto UI in processes of its own,
+    # which use the second core best once the background jobs have ended; single-threaded
+    # Python tests are what shares two cores best with the jobs.
+    def order(item: pytest.Item) -> int:
+        if item.nodeid.startswith(BROWSER_TESTS):
+            return 2
+        return 1 if background.waits_for_a_job(item.nodeid) else 0
+
+    items.sort(key=order)  # stable: each group keeps its collection order
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
