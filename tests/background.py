@@ -199,6 +199,8 @@ def waits_for_a_job(test_id: str) -> bool:
 
 def start_for(test_ids: list[str]) -> None:
     """Start the background jobs that the tests collected (``test_ids``) will wait for."""
+    # Worker processes report a test grouped for --dist loadgroup as "<id>@<group>".
+    test_ids = [test_id.split("@", 1)[0] for test_id in test_ids]  # no test id holds "@"
     if REDERIVE_TEST in test_ids:
         start_rederive()
     origin = perfetto_ui_origin()

@@ -79,6 +79,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return 1 if background.waits_for_a_job(item.nodeid) else 0
 
     items.sort(key=order)  # stable: each group keeps its collection order
+    # With worker processes (make test TEST_WORKERS=N, --dist loadgroup), a worker takes a whole
+    # group at a time: all the browser tests go to one worker (one Chromium, the tours shared),
+    # and every other test file is a group of its own unless it names one (the files that share
+    # a trace family), so that no two workers import the same traces.
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            group = (
+                "browser" if item.nodeid.startswith(BROWSER_TESTS) else item.nodeid.split("::")[0]
+            )
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -18,7 +18,7 @@ import pytest
 from tests.browser.tour import PHONE, PageVisit, Tours
 
 # The tour of the site is taken once per worker: its tests share one (tests/browser/tour.py).
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("tour")]
+pytestmark = pytest.mark.browser
 
 MIN_TEXT_PX = 10.0
 MIN_PHONE_TEXT_PX = 9.0

@@ -142,7 +142,6 @@ def test_japanese_perfetto_button_opens_the_english_editions_trace(
     assert guide_errors(console_errors) == []
 
 
-@pytest.mark.xdist_group("tour")  # shares the desktop tour with the layout checks
 def test_every_japanese_nav_page_loads_cleanly(
     context: BrowserContext,
     site: str,

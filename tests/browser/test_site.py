@@ -257,7 +257,6 @@ def nav_page_problems(visits: list[PageVisit]) -> list[str]:
     return problems
 
 
-@pytest.mark.xdist_group("tour")  # shares the desktop tour with the layout checks
 def test_every_nav_page_loads_cleanly(
     context: BrowserContext, site: str, console_errors: ConsoleErrors, tours: Tours
 ) -> None:

@@ -21,7 +21,7 @@ import pytest
 from tests.browser.tour import PageVisit, Tours
 
 # The tour of the site is taken once per worker: its tests share one (tests/browser/tour.py).
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("tour")]
+pytestmark = pytest.mark.browser
 
 MAX_HEADER_LINES = 4
 MAX_ROW_PX = 300
