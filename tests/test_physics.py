@@ -434,6 +434,7 @@ GPU_TIME_RATES: dict[tuple[str, str], str] = {
     ("matmul_add_gemm_kernels", "median_tflops"): "kernel_dur",
     ("matmul_add_gemm_steps", "achieved_tflops"): "kernel_dur",
     ("train_gemm", "achieved_tflops"): "kernel_dur",
+    ("train_optimizer_traffic", "optimizer_achieved_bytes_per_s"): "gpu_ns",
     # guide_dispatch_work.dur: the kernel's time on a GPU trace (the operator's on a CPU trace,
     # where the CPU is the device doing the work).
     ("mlp_work", "achieved_tflops"): "w.dur",
