@@ -1477,8 +1477,8 @@ def test_compiling_takes_the_two_warmup_steps_many_steps_worth() -> None:
 def test_reserved_against_allocated_and_what_the_forward_keeps() -> None:
     """Page 3: 'At the second step's allocated peak it held <reserved> reserved against
     <allocated> allocated (the most over the two steps: ...)'; the forward keeps <n> blocks, 'The
-    largest ... is the size of the logits in fp32 (tokens × vocabulary elements of four bytes)'; the blocks the
-    logits' size or a multiple of it hold '<logits> of the <kept> kept'."""
+    largest ... is the size of the logits in fp32 (tokens × vocabulary elements of four bytes)';
+    the blocks the logits' size or a multiple of it hold '<logits> of the <kept> kept'."""
     m = _values(MEMORY, "train_memory")
     assert m["device"] == "CUDA"
     assert m["second_peak_reserved_bytes"] > m["second_peak_bytes"]
