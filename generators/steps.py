@@ -614,7 +614,12 @@ register(
                 cpu_args=_TRAIN_CPU,
                 cuda_args=_TRAIN_CUDA,
                 queries=(*_TRAIN_STEP_QUERIES, "train_fwdbwd"),
-                cuda_queries=("train_copies", "kernel_gaps"),
+                cuda_queries=(
+                    "train_copies",
+                    "kernel_gaps",
+                    "train_mfu",
+                    "train_optimizer_traffic",
+                ),
             ),
             Variant(
                 name="foreach",
@@ -623,6 +628,7 @@ register(
                 cpu_args=_TRAIN_CPU,
                 cuda_args=_TRAIN_CUDA,
                 queries=("train_optimizer", "train_optimizer_ops"),
+                cuda_queries=("train_optimizer_traffic",),
             ),
             Variant(
                 name="tuned",
@@ -632,7 +638,12 @@ register(
                 cpu_args=_TRAIN_CPU,
                 cuda_args=_TRAIN_CUDA,
                 queries=_TRAIN_STEP_QUERIES,
-                cuda_queries=("train_copies", "kernel_gaps"),
+                cuda_queries=(
+                    "train_copies",
+                    "kernel_gaps",
+                    "train_mfu",
+                    "train_optimizer_traffic",
+                ),
             ),
             Variant(
                 name="compiled",
@@ -641,7 +652,7 @@ register(
                 cpu_args=_TRAIN_CPU,
                 cuda_args=_TRAIN_CUDA,
                 queries=("train_phases", "train_backward", "train_compiled"),
-                cuda_queries=("kernel_gaps",),
+                cuda_queries=("kernel_gaps", "train_mfu"),
             ),
             Variant(
                 name="memory",
@@ -668,6 +679,8 @@ register(
             "train_memory",
             "train_memory_timeline",
             "kernel_gaps",
+            "train_mfu",
+            "train_optimizer_traffic",
         ),
         figures=(
             Figure(

@@ -1390,3 +1390,103 @@ def test_the_fp32_baseline_does_not_allow_tf32() -> None:
     """Page 3: fp32 training 'usually allows tf32 ..., which this capture does not'."""
     source = (Path(__file__).parents[1] / "generators" / "workloads" / "train.py").read_text()
     assert "set_float32_matmul_precision" not in source and "allow_tf32 = True" not in source
+
+
+# ---- model-FLOPs utilisation, the optimizer's bytes, compile time, reserved memory ---------------
+@GPU
+def test_mfu_is_the_gemm_work_over_the_step_at_the_bf16_peak() -> None:
+    """Page 3: 'MFU = model FLOPs per step / (step time × dense bf16 peak)', the model FLOPs being
+    'the sum of the tables' GFLOP per step' and the step time 'the profiled steps' mean width';
+    'The tuned step's GEMMs run at two thirds of the bf16 peak while they run, yet the step turns
+    only about one twentieth of the GPU's peak into model work'; 'The compiled step halves the
+    step's time for the same GEMMs and about doubles the MFU'; the naive loop's 'share of the
+    bf16 peak is lower still'. Page 4: 'about twice the eager step's'."""
+    bf16_peak = None
+    for variant in (NAIVE, TUNED):
+        m = _gpu(variant, "train_mfu")
+        gemm = table(STEP, variant, "train_gemm", cpu_ok=False)
+        assert m["gemm_gflop_per_step"] == pytest.approx(sum(float(r["gflop"]) for r in gemm), 1e-4)
+        assert m["step_mean_ns"] == _values(variant, "train_optimizer")["step_cpu_ns"]
+        peak = m["gemm_gflop_per_step"] * 1e9 / (m["step_mean_ns"] * 1e3) / m["mfu_pct"] * 100
+        bf16_peak = bf16_peak or peak
+        assert peak == pytest.approx(bf16_peak, rel=1e-6)  # one peak, the dense bf16 one
+        # 6 x parameters x tokens, with the capture's own model and batch.
+        settings = _settings(variant)
+        tokens = settings["batch"] * settings["seq"]
+        assert m["parameters"] == settings["model"]["parameters"]
+        assert m["tokens_per_step"] == tokens
+        assert m["six_nt_gflop_per_step"] == pytest.approx(6 * m["parameters"] * tokens / 1e9)
+    naive, tuned, compiled = (_gpu(v, "train_mfu") for v in (NAIVE, TUNED, COMPILED))
+    assert compiled["gemm_gflop_per_step"] == tuned["gemm_gflop_per_step"]  # the same GEMMs
+    assert 4 <= tuned["mfu_pct"] <= 6.5  # "about one twentieth"
+    tuned_bf16 = next(
+        r
+        for r in table(STEP, TUNED, "train_gemm", cpu_ok=False)
+        if r["dtype"] == "bf16" and r["phase"] == "forward"
+    )
+    assert 60 <= float(tuned_bf16["tflops_peak_pct"]) <= 75  # "two thirds"
+    assert 0.4 <= compiled["step_mean_ns"] / tuned["step_mean_ns"] <= 0.6  # "halves"
+    assert 1.7 <= compiled["mfu_pct"] / tuned["mfu_pct"] <= 2.3  # "about doubles"
+    assert naive["mfu_pct"] < tuned["mfu_pct"]  # "lower still"
+    # The GEMM count includes the naive loop's attention products, which 6NT leaves out.
+    assert naive["gemm_gflop_per_step"] > tuned["gemm_gflop_per_step"]
+    # "its second MFU is '–'": the compiled trace has no parameters or tokens to read.
+    assert compiled["parameters"] is None and compiled["mfu_six_nt_pct"] is None
+
+
+@GPU
+def test_the_optimizers_bytes_per_parameter_and_bandwidth() -> None:
+    """Page 2: the parameters 'of 4 bytes (fp32 ...)'; bytes per parameter per implementation
+    (fused: param, grad, exp_avg, exp_avg_sq read, three written: 7 operands); 'All three run at
+    a large share of the H200's peak memory bandwidth'; single-tensor and foreach 'three times the
+    bytes of the fused update'; 'At about the same bandwidth, the fused update's kernels take about
+    a third of the time'; 'The single-tensor count comes from the recorded shapes, and it agrees
+    with the per-operator model the other two use'; 'A call over the one-element step counters
+    moves a few bytes and is left out'."""
+    naive, foreach, fused = (_gpu(v, "train_optimizer_traffic") for v in (NAIVE, FOREACH, TUNED))
+    params = _settings(TUNED)["model"]["parameters"]
+    for t in (naive, foreach, fused):
+        assert t["parameters"] == params and t["parameter_elem_bytes"] == 4
+        assert t["optimizer_traffic_bytes"] == pytest.approx(
+            t["bytes_per_parameter"] * params, rel=1e-3
+        )
+        assert 60 <= t["optimizer_bytes_peak_pct"] <= 100  # "a large share"
+    assert fused["bytes_per_parameter"] == 7 * 4
+    # Single-tensor, from the shapes: lerp 3, two mul 2+2, addcmul 4, sqrt 2, div 2, add 2,
+    # addcdiv 4 operands per element (21), the same sum as foreach's per-operator model.
+    assert naive["bytes_per_parameter"] == foreach["bytes_per_parameter"] == 21 * 4
+    assert naive["counted_calls"] == _values(NAIVE, "train_optimizer")["optimizer_kernels"]
+    assert fused["small_list_calls"] == 1  # the step counters' _foreach_add_
+    assert foreach["optimizer_traffic_bytes"] == 3 * fused["optimizer_traffic_bytes"]
+    bw = [t["optimizer_achieved_bytes_per_s"] for t in (naive, foreach, fused)]
+    assert max(bw) / min(bw) < 1.25  # "about the same bandwidth"
+    assert 0.3 <= fused["optimizer_gpu_ns"] / foreach["optimizer_gpu_ns"] <= 0.45  # "a third"
+    assert fused["optimizer_gpu_ns"] == _gpu(TUNED, "train_optimizer")["optimizer_gpu_ns"]
+
+
+def test_compiling_takes_the_two_warmup_steps_many_steps_worth() -> None:
+    """Page 4: 'Those two steps took <warmup_s> of wall-clock time ..., nearly all of it compiling:
+    a compiled step afterwards takes <median step>'."""
+    v = _values(COMPILED, "capture")
+    assert _settings(COMPILED)["warmup_steps_untraced"] == 2
+    median_s = _values(COMPILED, "train_backward")["step_median_ns"] / 1e9
+    assert v["warmup_s"] > 50 * 2 * median_s  # two steps' own time is a small part of it
+
+
+@GPU
+def test_reserved_against_allocated_and_what_the_forward_keeps() -> None:
+    """Page 3: 'At the second step's allocated peak it held <reserved> reserved against
+    <allocated> allocated (the most over the two steps: ...)'; the forward keeps <n> blocks, 'The
+    largest ... is the size of the logits in fp32 (tokens × vocabulary elements of four bytes)';
+    the blocks the logits' size or a multiple of it hold '<logits> of the <kept> kept'."""
+    m = _values(MEMORY, "train_memory")
+    assert m["device"] == "CUDA"
+    assert m["second_peak_reserved_bytes"] > m["second_peak_bytes"]
+    assert m["first_peak_reserved_bytes"] > m["first_peak_bytes"]
+    assert m["max_reserved_bytes"] >= m["second_peak_reserved_bytes"]
+    s = _settings(MEMORY)
+    logits = s["batch"] * s["seq"] * s["model"]["vocab_size"]
+    assert m["forward_held_largest_bytes"] == 4 * logits
+    assert m["logits_held_bytes"] % logits == 0 and m["logits_held_blocks"] >= 1
+    assert m["logits_held_bytes"] < m["forward_kept_bytes"]
+    assert 0.1 <= m["logits_held_bytes"] / m["forward_kept_bytes"] <= 0.3  # "one of the largest"

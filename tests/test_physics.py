@@ -217,6 +217,30 @@ def test_every_derived_number_is_physically_possible(device_set: str) -> None:
     assert not violations, "impossible numbers:\n" + "\n".join(map(str, violations))
 
 
+@pytest.mark.parametrize("device_set", DEVICE_SETS)
+def test_a_training_steps_utilisation_and_optimizer_traffic_are_possible(device_set: str) -> None:
+    """A step is at least as long as its GEMMs' kernel time, so its MFU is at most the GEMMs' own
+    share of the bf16 peak; and any AdamW moves at least what the fused one must: each parameter's
+    value, gradient and two moments read, and the value and two moments written (7 operands)."""
+    checked = 0
+    for values_path in sorted((ARTIFACTS / device_set).glob("train/*/values.json")):
+        v = json.loads(values_path.read_text())
+        if (m := v.get("train_mfu")) and m["mfu_pct"] is not None:
+            gemm_ns = v["train_backward"]["forward_gemm_gpu_ns"]
+            gemm_ns += v["train_backward"]["backward_gemm_gpu_ns"]
+            assert m["step_mean_ns"] >= gemm_ns, values_path
+            # The GEMMs' rate over their own kernel time, as a share of the same bf16 peak.
+            gemm_share = m["mfu_pct"] * m["step_mean_ns"] / gemm_ns
+            assert 0 < m["mfu_pct"] <= gemm_share <= 100, values_path
+            checked += 1
+        if (t := v.get("train_optimizer_traffic")) and t["bytes_per_parameter"] is not None:
+            assert t["bytes_per_parameter"] >= 7 * t["parameter_elem_bytes"], values_path
+            assert 0 < t["optimizer_bytes_peak_pct"] <= 100, values_path
+            checked += 1
+    if device_set == "cuda":
+        assert checked, "no training step's MFU or optimizer traffic in the CUDA set"
+
+
 def test_checker_reports_a_broken_copy(tmp_path: Path) -> None:
     """One impossible number in a CSV and one in a values.json: both reported, by place."""
     source = ARTIFACTS / ("cuda" if "cuda" in DEVICE_SETS else DEVICE_SETS[0])
@@ -434,6 +458,7 @@ GPU_TIME_RATES: dict[tuple[str, str], str] = {
     ("matmul_add_gemm_kernels", "median_tflops"): "kernel_dur",
     ("matmul_add_gemm_steps", "achieved_tflops"): "kernel_dur",
     ("train_gemm", "achieved_tflops"): "kernel_dur",
+    ("train_optimizer_traffic", "optimizer_achieved_bytes_per_s"): "gpu_ns",
     # guide_dispatch_work.dur: the kernel's time on a GPU trace (the operator's on a CPU trace,
     # where the CPU is the device doing the work).
     ("mlp_work", "achieved_tflops"): "w.dur",

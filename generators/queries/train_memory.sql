@@ -2,6 +2,7 @@
 -- output: values
 -- question_ja: プロファイルした最初の学習ステップ群のメモリ: 活性化、勾配、オプティマイザの状態、ピーク
 INCLUDE PERFETTO MODULE guide.train;
+INCLUDE PERFETTO MODULE guide.traffic;
 
 WITH
   dev AS (
@@ -40,6 +41,32 @@ WITH
     FROM bounds AS b
   ),
   f AS (SELECT * FROM at_bounds WHERE step = (SELECT step FROM first_step)),
+  -- The first forward's allocations still held when it ends: what the forward keeps for the
+  -- backward, block by block (an allocation and its free share an address).
+  fwd AS (SELECT start_ts, end_ts FROM bounds WHERE phase = 'forward' ORDER BY step LIMIT 1),
+  held AS MATERIALIZED (
+    SELECT m.bytes
+    FROM mem AS m, fwd
+    WHERE m.ts >= fwd.start_ts AND m.ts < fwd.end_ts AND m.bytes > 0
+      AND NOT EXISTS (SELECT 1 FROM mem AS x
+        WHERE x.addr = m.addr AND x.bytes < 0 AND x.ts > m.ts AND x.ts < fwd.end_ts)
+  ),
+  -- Elements of the logits, tokens x vocabulary: the embedding's token ids (its second input)
+  -- and its table's rows (its first input's first dimension), in the first forward.
+  logits AS (
+    SELECT guide_traffic_input_numel(s.arg_set_id, 1)
+      * extract_arg(s.arg_set_id, 'args.Input Dims[0][0]') AS numel
+    FROM guide_kineto_slice AS s, fwd
+    WHERE s.name = 'aten::embedding' AND s.ts >= fwd.start_ts AND s.ts < fwd.end_ts
+    LIMIT 1
+  ),
+  -- The moment of each step's allocated peak (the first event at it).
+  peak_event AS (
+    SELECT st.step, m.reserved_bytes, m.allocated_bytes,
+      ROW_NUMBER() OVER (PARTITION BY st.step ORDER BY m.allocated_bytes DESC, m.ts) AS k
+    FROM mem AS m, steps AS st
+    WHERE m.ts >= st.ts AND m.ts < st.ts + st.dur
+  ),
   s AS (SELECT * FROM at_bounds WHERE step = (SELECT step FROM second_step))
 SELECT
   (SELECT device FROM dev) AS device,
@@ -67,5 +94,22 @@ SELECT
   (SELECT phase FROM mem AS m, second_step AS st
     WHERE m.ts >= st.ts AND m.ts < st.ts + st.dur ORDER BY m.allocated_bytes DESC, m.ts LIMIT 1)
     AS second_peak_phase,
+  -- What the allocator holds from the driver at each step's allocated peak, and at most over
+  -- the two steps: reserved, against allocated. CUDA only: the CPU allocator caches nothing and
+  -- records 0.
+  (SELECT reserved_bytes FROM peak_event AS p, first_step AS st, dev
+    WHERE p.step = st.step AND k = 1 AND dev.device = 'CUDA') AS first_peak_reserved_bytes,
+  (SELECT reserved_bytes FROM peak_event AS p, second_step AS st, dev
+    WHERE p.step = st.step AND k = 1 AND dev.device = 'CUDA') AS second_peak_reserved_bytes,
+  (SELECT MAX(reserved_bytes) FROM peak_event, dev WHERE dev.device = 'CUDA')
+    AS max_reserved_bytes,
+  -- The blocks the first forward keeps: how many, the largest, and those the logits' size or a
+  -- whole multiple of it (tokens x vocabulary elements: the logits, their fp32 copy, the loss's
+  -- log-softmax), which no other tensor of this model is.
+  (SELECT COUNT(*) FROM held) AS forward_held_blocks,
+  (SELECT MAX(bytes) FROM held) AS forward_held_largest_bytes,
+  (SELECT COUNT(*) FROM held, logits WHERE held.bytes % logits.numel = 0) AS logits_held_blocks,
+  (SELECT SUM(held.bytes) FROM held, logits WHERE held.bytes % logits.numel = 0)
+    AS logits_held_bytes,
   (SELECT ts / 1e9 FROM first_step) AS first_step_start_s,
   (SELECT (ts + dur) / 1e9 FROM first_step) AS first_step_end_s;

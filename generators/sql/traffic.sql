@@ -160,6 +160,31 @@ SELECT CASE
   ELSE guide_shapes_elem_bytes(extract_arg($arg_set_id, 'args.Input type[0]'))
 END;
 
+-- Tensor operands per element of a multi-tensor optimizer operator (`aten::_foreach_*`,
+-- `aten::_fused_adamw_`/`_fused_adam_`), whose tensor lists a Kineto trace records without
+-- shapes: the tensors it reads plus the tensors it writes, each element once, as the same rules
+-- as guide_traffic_op count a single-tensor operator. A `_foreach_` operator reads each list
+-- named in its arguments and writes its first (in place) or a new list: `_foreach_lerp_(self,
+-- end, w)` 3, `_foreach_addcmul_` / `_foreach_addcdiv_(self, t1, t2)` 4, one list and a scalar
+-- (`_foreach_mul_`, `_foreach_div_`, `_foreach_add_`, `_foreach_sqrt`) 2, `_foreach_zero_` 1
+-- (written, not read). The fused AdamW step reads param, grad, exp_avg and exp_avg_sq and writes
+-- param, exp_avg and exp_avg_sq: 7. NULL for any other operator.
+CREATE PERFETTO FUNCTION guide_traffic_list_operands(
+  -- Operator name.
+  name STRING
+)
+-- Tensor operands per element, or NULL.
+RETURNS LONG AS
+SELECT CASE
+  WHEN $name IN ('aten::_fused_adamw_', 'aten::_fused_adam_') THEN 7
+  WHEN $name IN ('aten::_foreach_addcmul_', 'aten::_foreach_addcdiv_') THEN 4
+  WHEN $name = 'aten::_foreach_lerp_' THEN 3
+  WHEN $name IN (
+      'aten::_foreach_mul_', 'aten::_foreach_div_', 'aten::_foreach_add_', 'aten::_foreach_sqrt'
+    ) THEN 2
+  WHEN $name = 'aten::_foreach_zero_' THEN 1
+END;
+
 -- The tensor inputs each operator reads (guide_traffic_reads_input), one row per (operator,
 -- input), for callers that split the bytes read by tensor size.
 CREATE PERFETTO MACRO guide_traffic_op_inputs(

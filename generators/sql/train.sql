@@ -12,6 +12,8 @@
 INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.windows;
 INCLUDE PERFETTO MODULE guide.gemm;
+INCLUDE PERFETTO MODULE guide.shapes;
+INCLUDE PERFETTO MODULE guide.traffic;
 
 -- The phase a CPU annotation marks, from its name; NULL for any other slice. The names PyTorch
 -- writes itself (DataLoader, optimizer) are matched in every trace; the others are this guide's
@@ -452,6 +454,51 @@ FROM guide_gemm_op AS g
 JOIN guide_train_phase_op AS o ON o.id = g.id
 JOIN guide_train_phase AS p ON p.id = o.phase_id;
 
+-- The model's parameters, read from the shapes of the first profiled forward: each linear
+-- layer's weight (the second input of the outermost `aten::linear`; autocast's wrapper row
+-- holds an inner `aten::linear` of the same weight cast to bf16, which is not counted again),
+-- the embedding table (`aten::embedding`'s first input) and the norms' weights (a 1-D tensor
+-- multiplying the hidden states, `aten::mul`). Each parameter is used once per forward in this
+-- guide's model (no weight tying), so every row is one parameter tensor. Empty when the trace
+-- records no shapes.
+CREATE PERFETTO TABLE guide_train_param(
+  -- Slice id of the operator that reads the parameter.
+  id JOINID(slice.id),
+  -- Operator name.
+  name STRING,
+  -- Elements of the parameter.
+  numel LONG,
+  -- Bytes per element of the parameter as stored (the operator's recorded input type).
+  elem_bytes LONG
+) AS
+WITH
+  fwd AS (
+    SELECT o.id, o.name, s.arg_set_id, up.name AS parent_name
+    FROM guide_train_phase AS p
+    JOIN guide_train_phase_op AS o ON o.phase_id = p.id
+    JOIN slice AS s ON s.id = o.id
+    LEFT JOIN slice AS up ON up.id = s.parent_id
+    WHERE p.phase = 'forward' AND p.step = (SELECT MIN(step) FROM guide_train_step)
+  ),
+  param AS (
+    SELECT id, name, arg_set_id, 1 AS i FROM fwd
+    WHERE name = 'aten::linear' AND COALESCE(parent_name, '') <> 'aten::linear'
+    UNION ALL
+    SELECT id, name, arg_set_id, 0 FROM fwd WHERE name = 'aten::embedding'
+    UNION ALL
+    SELECT id, name, arg_set_id, 0 FROM fwd
+    WHERE name = 'aten::mul'
+      AND extract_arg(arg_set_id, 'args.Input Dims[0][0]') IS NOT NULL
+      AND extract_arg(arg_set_id, 'args.Input Dims[0][1]') IS NULL
+  )
+SELECT
+  id,
+  name,
+  guide_traffic_input_numel(arg_set_id, i) AS numel,
+  guide_shapes_elem_bytes(extract_arg(arg_set_id, 'args.Input type[' || i || ']')) AS elem_bytes
+FROM param
+WHERE guide_traffic_input_numel(arg_set_id, i) IS NOT NULL;
+
 -- The trace's forward-to-backward links: Kineto writes a `fwdbwd` flow from each forward
 -- operator to the backward node that autograd runs for it (the sequence number ties them).
 CREATE PERFETTO TABLE guide_train_fwdbwd(
@@ -502,6 +549,11 @@ CREATE PERFETTO TABLE guide_train_memory(
   bytes LONG,
   -- The allocator's running total of allocated bytes on this device after the event.
   allocated_bytes LONG,
+  -- The allocator's reserved bytes on this device after the event: what it holds from the
+  -- driver, allocated or cached for reuse (Kineto's `Total Reserved`).
+  reserved_bytes LONG,
+  -- Address of the block allocated or freed (an allocation and its free share it).
+  addr LONG,
   -- 'CPU' or 'CUDA' (Kineto's Device Type 0 or 1).
   device STRING,
   -- Profiler step the event falls in (NULL outside the steps).
@@ -515,6 +567,8 @@ WITH RECURSIVE
       s.ts,
       extract_arg(s.arg_set_id, 'args.Bytes') AS bytes,
       extract_arg(s.arg_set_id, 'args.Total Allocated') AS allocated_bytes,
+      extract_arg(s.arg_set_id, 'args.Total Reserved') AS reserved_bytes,
+      extract_arg(s.arg_set_id, 'args.Addr') AS addr,
       CASE extract_arg(s.arg_set_id, 'args.Device Type') WHEN 0 THEN 'CPU' WHEN 1 THEN 'CUDA' END
         AS device,
       s.id
@@ -549,6 +603,8 @@ SELECT
   n.ts,
   n.bytes,
   n.allocated_bytes,
+  n.reserved_bytes,
+  n.addr,
   n.device,
   (SELECT st.step FROM guide_train_step AS st
     WHERE n.ts >= st.ts AND n.ts < st.ts + st.dur) AS step,
