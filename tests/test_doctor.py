@@ -30,7 +30,9 @@ from generators.doctor.detectors import (
 )
 from generators.doctor.examine import Report, examine
 from generators.doctor.render import (
+    count_text,
     guide_url,
+    id_list,
     page_headings,
     render_html,
     render_json,
@@ -418,6 +420,8 @@ def test_every_detector_has_its_prose_in_japanese() -> None:
                 continue
             assert JAPANESE.search(ja), (det.id, name, ja)
             assert "  " not in ja, (det.id, name)  # continuation lines joined cleanly
+            # Japanese sets no space beside 「。」「、」「（」, even where a line break fell there.
+            assert not re.search(r"[。、（）] | [（）。、]", ja), (det.id, name, ja)
         # The same numbers in both languages: the same placeholders, each filled the same way.
         # (A Japanese template may name a column's Japanese twin: {first(advice_ja)}.)
         seen_ja = re.sub(r"(\w+)_ja\)", r"\1)", det.text("seen", "ja"))
@@ -432,9 +436,15 @@ def test_every_detector_has_its_prose_in_japanese() -> None:
 def test_japanese_fields_are_checked(tmp_path: Path) -> None:
     source = DETECTORS_DIR.joinpath("launch_bound.sql").read_text(encoding="utf-8")
     bad = tmp_path / "launch_bound.sql"
-    # A Japanese value's lines join without a space between Japanese characters.
+    # A Japanese value's lines join without a space between Japanese characters, nor beside
+    # full-width punctuation; Japanese and Latin letters keep theirs.
     bad.write_text(source.replace("-- title_ja: ", "-- title_ja: 起動\n--   ", 1), encoding="utf-8")
     assert parse_detector(bad).text("title", "ja").startswith("起動起動")
+    bad.write_text(
+        source.replace("-- title_ja: ", "-- title_ja: 起動。\n--   CPU、\n--   GPU\n--   ", 1),
+        encoding="utf-8",
+    )
+    assert parse_detector(bad).text("title", "ja").startswith("起動。CPU、GPU ")
     no_twin = re.sub(r"^-- why_ja: .*\n(--   .*\n)*", "", source, flags=re.M)
     bad.write_text(no_twin, encoding="utf-8")
     with pytest.raises(DetectorError, match="header has no 'why_ja'"):
@@ -470,6 +480,13 @@ def test_reports_in_japanese() -> None:
     english = render_html([report], "https://x.test/")
     assert '<html lang="en">' in english and "Open in Perfetto" in english
     assert title_ja not in english
+    # Lists of detectors read as Japanese lists; counts are grouped as the seen line's are.
+    silent = [d.id for d in report.silent]
+    assert len(silent) > 1
+    assert "確認済み、所見なし: " + "、".join(silent) in render_text([report], "", lang="ja")
+    assert "Checked, nothing found: " + ", ".join(silent) in render_text([report], "")
+    assert id_list(["a", "b"], "ja") == "a、b" and id_list(["a", "b"]) == "a, b"
+    assert count_text(46041, "ja") == "46,041" and count_text(46041) == "46041"
 
 
 def test_guide_links_point_at_existing_sections() -> None:
@@ -616,7 +633,7 @@ def test_gallery_covers_every_trace_and_holds_to_physics() -> None:
     for entry in gallery["traces"]:
         for name, phrase in (
             (entry["report"], "Another project's trace, not a measurement of this guide's: "),
-            (entry["report_ja"], "このガイドの測定ではなく、他のプロジェクトのトレースです: "),
+            (entry["report_ja"], "このガイドの測定ではなく、ほかのプロジェクトのトレースです: "),
         ):
             page = (REPO / "artifacts" / "doctor" / name).read_text(encoding="utf-8")
             said = f'<p class="provenance">{phrase}{html.escape(entry["source"])}</p>' in page

@@ -1,6 +1,6 @@
 -- id: hidden-copies
 -- title: Device copies made inside other operators
--- title_ja: 他の演算子の中で行われるデバイス上のコピー
+-- title_ja: ほかの演算子の中で行われるデバイス上のコピー
 -- severity: warning
 -- param: copy_pct_min = 2  Reported when these copies take at least this share (%) of the GPU's busy time in the loop.
 -- param_ja: copy_pct_min  これらのコピーが、ループ内で GPU が稼働していた時間のこの割合（%）

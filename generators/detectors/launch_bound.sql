@@ -39,7 +39,7 @@
 --   でカーネルを融合する、または各カーネルの仕事を増やしてください（大きなバッチ）。
 -- after: Under a CUDA graph the CPU row shows one `cudaGraphLaunch` per step instead of one
 --   launch per kernel; after fusion, fewer and longer kernels.
--- after_ja: CUDA グラフの下では、CPU の行にはカーネルごとの起動ではなく、ステップごとに 1 つの
+-- after_ja: CUDA グラフを使うと、CPU の行にはカーネルごとの起動ではなく、ステップごとに 1 つの
 --   `cudaGraphLaunch` が現れます。融合の後は、カーネルが少なく長くなります。
 -- false-positives: Short kernels that overlap other work (the GPU stays busy anyway): read the
 --   busy share (overhead-bound-steps) before acting. Launches stalled by the profiler's own

@@ -11,8 +11,8 @@
 -- columns_ja: operators=演算子
 -- seen: Optimizer steps that ran parameter by parameter: {count}, with up to
 --   {max(operators)} operators each and {sum(cost_ns)} of CPU time in all.
--- seen_ja: パラメータを 1 つずつ処理したオプティマイザステップが {count} 回あり、1 回あたり最大
---   {max(operators)} 個の演算子、CPU 時間は合計 {sum(cost_ns)} でした。
+-- seen_ja: パラメータを 1 つずつ処理したオプティマイザステップが {count} 回あり、1 回あたりの演算子は
+--   最大 {max(operators)} 個、CPU 時間は合計 {sum(cost_ns)} でした。
 -- why: The single-tensor implementation runs a handful of small operators per parameter (each a
 --   kernel launch on a GPU), so a model with hundreds of parameters launches thousands of tiny
 --   kernels per step. The `foreach` implementation batches them into a few `multi_tensor_apply`

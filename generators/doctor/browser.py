@@ -271,8 +271,8 @@ def trust_query(detectors: list[Detector], lang: str = "en") -> str:
                 "step markers.",
                 "インポータが、同じスレッド上の別のイベントと部分的に重なるイベントを {dropped} "
                 "個落としました。どれか（カーネル？ステップの目印？）"
-                "はコマンドライン（python -m generators.doctor TRACE）だけが示し、落ちたステップの"
-                "目印も取り戻します。",
+                "はコマンドライン（python -m generators.doctor TRACE）だけが示し、"
+                "落とされたステップの目印も取り戻します。",
                 dropped="dropped",
             ),
             ids(relying("kernels", "operators", "steps")),

@@ -33,7 +33,8 @@ MODULE`` lines) over the trace processor's tables and the ``guide.*`` modules. E
 ``title_ja``, ``seen_ja``, ``why_ja``, ``try_ja``, ``after_ja``, ``false-positives_ja``
     The same prose in Japanese (the guide's Japanese edition), each beside its English field.
     Every English prose field has its twin, and ``seen_ja`` uses exactly the placeholders of
-    ``seen``. A value's lines are joined with a space, except between two Japanese characters.
+    ``seen``. A value's lines are joined with a space, except between two Japanese characters
+    or beside full-width punctuation (「。」, 「、」, 「（」).
 ``param_ja`` (repeatable): ``name  what it means``, in Japanese
     One for each ``param``.
 ``breakdown``: a column
@@ -106,11 +107,21 @@ def _is_japanese(char: str) -> bool:
     return ord(char) >= 0x2E80
 
 
+def _is_full_width_punctuation(char: str) -> bool:
+    """「。」「、」「（」「）」 and the like: Japanese sets no space beside them, even next to
+    Latin letters or code."""
+    return 0x3000 <= ord(char) <= 0x303F or 0xFF00 <= ord(char) <= 0xFFEF
+
+
 def _join(text: str, more: str) -> str:
     """A header value and its continuation line: a space between them, except between two
-    Japanese characters (Japanese has no spaces between words)."""
-    if text and more and _is_japanese(text[-1]) and _is_japanese(more[0]):
-        return text + more
+    Japanese characters (Japanese has no spaces between words) or beside full-width
+    punctuation ("…オプティマイザ。" then "fused …" joins without one)."""
+    if text and more:
+        if _is_japanese(text[-1]) and _is_japanese(more[0]):
+            return text + more
+        if _is_full_width_punctuation(text[-1]) or _is_full_width_punctuation(more[0]):
+            return text + more
     return f"{text} {more}"
 
 

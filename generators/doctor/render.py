@@ -27,7 +27,7 @@ from generators.doctor.detectors import JA_SUFFIX, Detector, ja_twin
 from generators.doctor.examine import Finding, Group, Limitation, Report
 from generators.doctor.ranks import UNBUCKETED_MIN_PER_STEP, Collective, CrossRank, Job
 from generators.i18n import translated as _t
-from generators.units import format_bytes, format_duration_ns, format_value
+from generators.units import format_bytes, format_count, format_duration_ns, format_value
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 DOCS = REPO_ROOT / "docs"
@@ -66,6 +66,17 @@ def breakdown_heading(d: Detector, lang: str = "en") -> str:
     return f"By {title if title[1:2].isupper() else title[:1].lower() + title[1:]}: "
 
 
+def count_text(n: int, lang: str = "en") -> str:
+    """A count as a reader sees it: grouped (46,041) in Japanese, as the seen line's counts are;
+    the English report keeps its plain digits."""
+    return format_count(n) if lang == "ja" else str(n)
+
+
+def id_list(ids: list[str], lang: str = "en") -> str:
+    """Detector ids as a list in ``lang``: comma-separated in English, with 「、」 in Japanese."""
+    return _t(lang, ", ", "、").join(ids)
+
+
 def breakdown_parts(groups: list[Group], lang: str = "en") -> list[tuple[str, int, int]]:
     """A breakdown's groups as (label in ``lang``, rows, cost_ns)."""
     return [(g.label(lang), g.rows, g.cost_ns) for g in groups]
@@ -88,10 +99,10 @@ def trust_consequence(lim: Limitation, lang: str = "en") -> str:
     """What a trust line does to the detectors: which could not run, which it weakens."""
     parts = []
     if lim.skipped:
-        ids = ", ".join(lim.skipped)
+        ids = id_list(lim.skipped, lang)
         parts.append(_t(lang, f"could not run: {ids}", f"実行できず: {ids}"))
     if lim.weakens:
-        ids = ", ".join(lim.weakens)
+        ids = id_list(lim.weakens, lang)
         parts.append(_t(lang, f"weakens: {ids}", f"弱まる検出器: {ids}"))
     return "; ".join(parts) if lang == "en" else "。".join(parts)
 
@@ -336,7 +347,7 @@ def render_text(
                     _t(
                         lang,
                         f"{clean(v)}: {n} × {format_duration_ns(c)}",
-                        f"{clean(v)}: {n} 回、計 {format_duration_ns(c)}",
+                        f"{clean(v)}: {count_text(n, lang)} 回、計 {format_duration_ns(c)}",
                     )
                     for v, n, c in breakdown_parts(f.breakdown[:6], lang)
                 ]
@@ -350,7 +361,7 @@ def render_text(
                 _t(
                     lang,
                     f"   Evidence ({len(f.evidence)} of {len(f.rows)}; start from trace start):",
-                    f"   証拠（{len(f.rows)} 行中 {len(f.evidence)} 行、"
+                    f"   証拠（{count_text(len(f.rows), lang)} 行中 {len(f.evidence)} 行、"
                     "開始はトレースの先頭から）:",
                 )
             )
@@ -371,7 +382,7 @@ def render_text(
             out.append("")
             out.append(
                 _t(lang, "Checked, nothing found: ", "確認済み、所見なし: ")
-                + ", ".join(d.id for d in report.silent)
+                + id_list([d.id for d in report.silent], lang)
             )
         out.append("")
     return "\n".join(out)
@@ -434,7 +445,7 @@ def render_markdown(
                     "| --- | ---: | ---: |",
                 ]
                 out += [
-                    f"| {md_cell(v)} | {n} | {format_duration_ns(c)} |"
+                    f"| {md_cell(v)} | {count_text(n, lang)} | {format_duration_ns(c)} |"
                     for v, n, c in breakdown_parts(f.breakdown[:10], lang)
                 ]
             out += [
@@ -452,14 +463,15 @@ def render_markdown(
                     _t(
                         lang,
                         f"\n{f.unlisted} more rows not listed.",
-                        f"\nほかに {f.unlisted} 行あります（一覧にはありません）。",
+                        f"\nほかに {count_text(f.unlisted, lang)} 行あります"
+                        "（一覧にはありません）。",
                     )
                 )
         if report.silent:
             out += [
                 "",
                 _t(lang, "Checked, nothing found: ", "確認済み、所見なし: ")
-                + ", ".join(f"`{d.id}`" for d in report.silent),
+                + id_list([f"`{d.id}`" for d in report.silent], lang),
             ]
         out.append("")
     return "\n".join(out)
@@ -516,7 +528,7 @@ def _html_finding(report: Report, f: Finding, base: str, index: int, lang: str =
             + "</tr></thead><tbody>"
         )
         parts += [
-            f'<tr><td class="what">{_e(v)}</td><td class="num">{n}</td>'
+            f'<tr><td class="what">{_e(v)}</td><td class="num">{count_text(n, lang)}</td>'
             f'<td class="num">{format_duration_ns(c)}</td></tr>'
             for v, n, c in breakdown_parts(f.breakdown[:10], lang)
         ]
@@ -553,7 +565,7 @@ def _html_finding(report: Report, f: Finding, base: str, index: int, lang: str =
             + _t(
                 lang,
                 f"{f.unlisted} more rows not listed (see the JSON report).",
-                f"ほかに {f.unlisted} 行あります（一覧にはありません。"
+                f"ほかに {count_text(f.unlisted, lang)} 行あります（一覧にはありません。"
                 "JSON のレポートを見てください）。",
             )
             + "</p>"
@@ -647,7 +659,7 @@ def render_html(
                 + _t(
                     lang,
                     "Another project's trace, not a measurement of this guide's: ",
-                    "このガイドの測定ではなく、他のプロジェクトのトレースです: ",
+                    "このガイドの測定ではなく、ほかのプロジェクトのトレースです: ",
                 )
                 + f"{_e(report.provenance)}</p>"
             )
@@ -692,7 +704,7 @@ def render_html(
         if report.silent:
             body.append(
                 _t(lang, "<p>Checked, nothing found: ", "<p>確認済み、所見なし: ")
-                + ", ".join(f"<code>{d.id}</code>" for d in report.silent)
+                + id_list([f"<code>{d.id}</code>" for d in report.silent], lang)
                 + _t(lang, ".</p>", "</p>")
             )
         body.append("</article>")
@@ -807,9 +819,9 @@ def ranks_definition(lang: str = "en") -> str:
         "各ランクのプロファイルされたステップの中で測ります。GPU 稼働率と通信は区間の和集合です"
         "（複数のストリームで同時に動いた仕事は 1 回だけ数えます）。計算と重なっていない通信は、"
         "同じ GPU で計算カーネルが動いていなかった通信カーネルの時間です（括弧内はステップに"
-        "占める割合）。集団通信での待ちは、揃った集団通信で、そのランクのカーネルの開始から"
+        "占める割合）。集団通信での待ちは、そろった集団通信で、そのランクのカーネルの開始から"
         "最後のランクのカーネルの開始までの時間です。最後に到着は、そのランクが最後に来た"
-        "揃った集団通信の数です。",
+        "そろった集団通信の数です。",
     )
 
 
@@ -837,7 +849,7 @@ def collectives_summary(cross: CrossRank, lang: str = "en") -> list[str]:
             f"{aligned} aligned (every rank ran it, and its kernels overlap in time on every "
             "rank, as one collective's must).",
             f"集団通信: プロセスグループ、種類、順番でランク間に {total} 個を突き合わせ、"
-            f"そのうち {aligned} 個が揃っています（どのランクも実行し、1 つの集団通信らしく"
+            f"そのうち {aligned} 個がそろっています（どのランクも実行し、1 つの集団通信らしく"
             "全ランクのカーネルが時間的に重なっています）。",
         )
     ]
@@ -849,7 +861,7 @@ def collectives_summary(cross: CrossRank, lang: str = "en") -> list[str]:
                 "all overlap in time, so the match by order paired different collectives (a trace "
                 "with events missing, as a sampled trace has) or the ranks' clocks disagree. Their "
                 "arrivals are left out of the waits below.",
-                f"{total - aligned} 個は揃っていません。実行していないランクがあるか、カーネルが"
+                f"{total - aligned} 個はそろっていません。実行していないランクがあるか、カーネルが"
                 "時間的に重なっていないため、順番による突き合わせが別々の集団通信を組み合わせた"
                 "（イベントが欠けたトレース、たとえば間引かれたトレース）か、ランクの時計が"
                 "ずれています。以下の待ち時間には含めません。",
@@ -863,7 +875,7 @@ def collectives_summary(cross: CrossRank, lang: str = "en") -> list[str]:
                 f"Most often last to arrive: rank {worst.rank}, at {worst.last_arrivals} of the "
                 f"{aligned} aligned collectives; the first rank waited {_dur(worst.late_ns)} for "
                 "it in all (a union of intervals).",
-                f"最も多く最後に到着したのはランク {worst.rank} で、揃った {aligned} 個の集団通信"
+                f"最も多く最後に到着したのはランク {worst.rank} で、そろった {aligned} 個の集団通信"
                 f"のうち {worst.last_arrivals} 個です。最初のランクがこのランクを待った時間は"
                 f"合計 {_dur(worst.late_ns)}（区間の和集合）です。",
             )

@@ -117,7 +117,7 @@ TEXTS: dict[str, tuple[str, str]] = {
         "schedule, or prof.step() never called): the whole trace is treated as one "
         "step, one-time work (start-up, weight uploads, warm-up) included, so findings "
         "about the step loop are shown as information, and per-step checks cannot run.",
-        "トレースの CPU スレッドに ProfilerStep#N の注釈がありません（プロファイ"
+        "トレースの CPU スレッドに ProfilerStep#N のアノテーションがありません（プロファイ"
         "ラのスケジュールがない、または prof.step() が呼ばれていない）。トレース全体を 1 つ"
         "のステップとして扱うため、一度きりの仕事（立ち上げ、重みのアップロード、ウォームアップ）"
         "も含まれます。そこでステップのループについての所見は情報として示し、ステップごとの"
