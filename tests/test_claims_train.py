@@ -763,13 +763,30 @@ def test_how_the_allocator_counts_on_each_device() -> None:
         assert m["first_start_bytes"] > 4 * _settings(MEMORY)["model"]["parameters"]
 
 
-def test_the_memory_snapshot_is_the_workloads_not_the_guides() -> None:
-    """'Run on a GPU, the workload also ... writes it beside the trace as memory_snapshot.html ...;
-    the guide keeps the trace, not that file'."""
+def test_the_memory_snapshot_is_kept_with_the_gpu_captures_only() -> None:
+    """'Run on a GPU, the workload also records PyTorch's own memory snapshot of the profiled
+    steps (torch.cuda.memory._record_memory_history) ... writes it beside the trace as
+    memory_snapshot.html ... The guide keeps it with the GPU captures. The file ... fetches the
+    visualiser's script from a public CDN'."""
+    from torch.cuda import _memory_viz
+
+    from generators.store import MEMORY_SNAPSHOT_FILE
+    from generators.workloads import train
+
     source = (ARTIFACTS.parent / "generators" / "workloads" / "train.py").read_text()
-    assert '"memory_snapshot.html"' in source and "_record_memory_history" in source
-    for device in ("cuda", "cpu"):
-        assert not (ARTIFACTS / device / STEP / MEMORY / "memory_snapshot.html").exists()
+    assert "_record_memory_history" in source and "trace_plot(snapshot)" in source
+    assert train.MEMORY_SNAPSHOT_FILE == MEMORY_SNAPSHOT_FILE
+    assert "snapshot = args.profile_memory and cuda" in source  # never on a CPU
+    assert "https://cdn." in _memory_viz._memory_viz_template
+    cpu = json.loads((ARTIFACTS / "cpu" / "MANIFEST.json").read_text())
+    assert not [f for f in cpu["files"] if f.endswith(MEMORY_SNAPSHOT_FILE)]
+    cuda_manifest = ARTIFACTS / "cuda" / "MANIFEST.json"
+    cuda = json.loads(cuda_manifest.read_text()) if cuda_manifest.exists() else {"files": {}}
+    for variant in (MEMORY, MEMORY_FP32):
+        rel = f"{STEP}/{variant}/{MEMORY_SNAPSHOT_FILE}"
+        if rel in cuda["files"]:
+            assert cuda["files"][rel]["kind"] == "memory-snapshot"
+            assert "https://cdn." in (ARTIFACTS / "cuda" / rel).read_text()
 
 
 @GPU
