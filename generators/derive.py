@@ -34,6 +34,8 @@ from generators.store import (
     KEY_AVERAGES_FILE,
     MANIFEST_FILE,
     MANIFEST_NOTE,
+    MEMORY_SNAPSHOT_FILE,
+    OPTIONAL_CAPTURED_FILES,
     TRACE_FILE,
     atomic_write_bytes,
     atomic_write_text,
@@ -41,6 +43,7 @@ from generators.store import (
     read_json,
     sha256_file,
     source_hashes,
+    sources_changed,
 )
 from generators.table_cells import cell_html
 from generators.tp import engine_description, open_trace
@@ -263,7 +266,7 @@ def capture_settings(capture: dict[str, object]) -> dict[str, object]:
 
 def _clean_derived(variant_dir: Path) -> None:
     for path in variant_dir.iterdir():
-        if path.name not in CAPTURED_FILES:
+        if path.name not in CAPTURED_FILES + OPTIONAL_CAPTURED_FILES:
             if path.is_dir():
                 shutil.rmtree(path)
             else:
@@ -319,7 +322,7 @@ def derive_set(stage: Path, device: str, only_step: str | None = None) -> dict:
             pass
     manifest = build_manifest(stage, device, jobs)
     atomic_write_text(stage / MANIFEST_FILE, dump_json(manifest))
-    stale = stale_captures(jobs)
+    stale = manifest["stale_captures"]
     if stale:
         log.warning(
             "%d %s captures came from workload code that has changed since (recapture with "
@@ -336,9 +339,7 @@ def stale_captures(jobs: list[tuple[Step, Path]]) -> list[str]:
     """Variants whose capture record names source hashes that differ from today's files."""
     stale = []
     for step, variant_dir in jobs:
-        recorded = read_json(variant_dir / CAPTURE_FILE).get("sources", {})
-        current = source_hashes([REPO_ROOT / rel for rel in recorded if (REPO_ROOT / rel).exists()])
-        if any(current.get(rel) != digest for rel, digest in recorded.items()):
+        if sources_changed(read_json(variant_dir / CAPTURE_FILE).get("sources", {})):
             stale.append(f"{step.slug}/{variant_dir.name}")
     return stale
 
@@ -361,7 +362,7 @@ def build_manifest(stage: Path, device: str, jobs: list[tuple[Step, Path]]) -> d
                 "variant": variant_dir.name,
                 "kind": kind,
                 "sources": capture.get("sources", {})
-                if path.name in CAPTURED_FILES
+                if path.name in CAPTURED_FILES + OPTIONAL_CAPTURED_FILES
                 else derived_sources,
             }
     # Say plainly what this set lacks: every registered variant this device can run that has no
@@ -374,6 +375,9 @@ def build_manifest(stage: Path, device: str, jobs: list[tuple[Step, Path]]) -> d
         "device_set": device,
         "not_captured": [name for name in not_captured if name not in captured],
         "needs_cuda_not_captured": [name for name in needs_cuda if name not in captured],
+        # Captures whose workload code has changed since: their data stand, but what the changed
+        # workload adds (a new timing, a new file) is missing until they are captured again.
+        "stale_captures": stale_captures(jobs),
         "trace_processor": engine_description(engine=derive_engine()),
         "variants": variants,
         "files": files,
@@ -386,6 +390,7 @@ def _kind_of(name: str) -> str:
         KEY_AVERAGES_FILE: "profiler-table",
         CAPTURE_FILE: "capture-record",
         VALUES_FILE: "values",
+        MEMORY_SNAPSHOT_FILE: "memory-snapshot",
     }
     if name in kinds:
         return kinds[name]

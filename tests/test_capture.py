@@ -93,3 +93,42 @@ def test_stale_capture_is_reported(tmp_path: Path) -> None:
     record["sources"]["generators/workloads/linear.py"] = "0" * 64
     (copy / "capture.json").write_text(json.dumps(record))
     assert stale_captures([(step, copy)]) == ["linear/eager"]
+
+
+def test_derive_keeps_a_captured_memory_snapshot_and_lists_it(tmp_path: Path) -> None:
+    """A snapshot the capture wrote survives derive's clean-up and is in the manifest as a
+    captured file, with the capture's sources; a stale capture is named in the manifest."""
+    from generators.derive import _clean_derived, build_manifest
+    from generators.store import CAPTURED_FILES, MEMORY_SNAPSHOT_FILE
+
+    step = get_step("train")
+    folder = tmp_path / "train" / "memory"
+    folder.mkdir(parents=True)
+    sources = {"generators/workloads/train.py": "0" * 64}  # not today's file: stale
+    for name in CAPTURED_FILES:
+        (folder / name).write_text("{}")
+    (folder / "capture.json").write_text(json.dumps({"sources": sources}))
+    (folder / MEMORY_SNAPSHOT_FILE).write_text("<html></html>")
+    (folder / "train_memory.csv").write_text("derived earlier")
+    _clean_derived(folder)
+    kept = sorted(p.name for p in folder.iterdir())
+    assert kept == sorted((*CAPTURED_FILES, MEMORY_SNAPSHOT_FILE))
+    manifest = build_manifest(tmp_path, "cuda", [(step, folder)])
+    entry = manifest["files"][f"train/memory/{MEMORY_SNAPSHOT_FILE}"]
+    assert entry["kind"] == "memory-snapshot" and entry["sources"] == sources
+    assert manifest["stale_captures"] == ["train/memory"]
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_the_manifest_names_exactly_the_stale_captures(device: str) -> None:
+    """Each committed set's manifest lists the captures whose workload code changed since, as
+    today's files say; the CPU set is recaptured whenever a workload changes, so it lists none."""
+    manifest = json.loads((REPO / "artifacts" / device / "MANIFEST.json").read_text())
+    jobs = [
+        (get_step(slug), REPO / "artifacts" / device / slug / variant)
+        for slug, variants in manifest["variants"].items()
+        for variant in variants
+    ]
+    assert manifest["stale_captures"] == stale_captures(jobs)
+    if device == "cpu":
+        assert manifest["stale_captures"] == []

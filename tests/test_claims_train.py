@@ -219,16 +219,26 @@ def test_tuned_is_faster_on_the_h200_and_paced_by_the_cpu() -> None:
     assert _gpu(TUNED, "train_readback")["gpu_busy_pct"] < 50
 
 
-def test_tuned_is_slower_than_naive_in_the_cpu_capture() -> None:
-    """'In the CPU capture the same tuned loop is slower than the naive one: its step takes X
-    against Y, because on a CPU bf16 autocast costs more than it saves and the workers' batches
-    take longer to arrive'."""
+def test_tuned_changes_the_step_less_on_a_cpu_than_on_the_h200() -> None:
+    """'In the CPU capture the same tuned loop's median step takes X against the naive loop's Y
+    with the profiler on, and A against B with it off: less of a change than on the H200, because
+    on a CPU the bf16 GEMMs save far less ... and the workers' batches take longer to arrive'."""
     naive, tuned = _cpu_values(NAIVE, "train_casts"), _cpu_values(TUNED, "train_casts")
-    assert tuned["step_cpu_ns"] > naive["step_cpu_ns"]
+    if shown_device(STEP, TUNED) == "cuda":
+        median = "step_median_ns"
+        gpu_steps = {v: _values(v, "train_backward")[median] for v in (NAIVE, TUNED)}
+        cpu_steps = {v: _cpu_values(v, "train_backward")[median] for v in (NAIVE, TUNED)}
+        gpu_saving = 1 - gpu_steps[TUNED] / gpu_steps[NAIVE]
+        assert 1 - cpu_steps[TUNED] / cpu_steps[NAIVE] < gpu_saving
+        off = _cpu_values(TUNED, "capture")["step_median_s"]
+        assert 1 - off / _cpu_values(NAIVE, "capture")["step_median_s"] < gpu_saving
+        # The GEMMs' own time: GPU time on the H200, CPU time on a CPU.
+        phases = ("forward_gemm_gpu_ns", "backward_gemm_gpu_ns")
+        gemm = {v: sum(_values(v, "train_backward")[k] for k in phases) for v in (NAIVE, TUNED)}
+        gpu_gemm_saving = 1 - gemm[TUNED] / gemm[NAIVE]
+        assert 1 - tuned["gemm_cpu_ns"] / naive["gemm_cpu_ns"] < 0.75 * gpu_gemm_saving
     n, t = _cpu_phases(NAIVE), _cpu_phases(TUNED)
-    assert t["optimizer"]["cpu_ns"] < n["optimizer"]["cpu_ns"]
-    for phase in ("data", "forward", "backward"):
-        assert t[phase]["cpu_ns"] > n[phase]["cpu_ns"], phase
+    assert t["data"]["cpu_ns"] > n["data"]["cpu_ns"]
     phase_sum = sum(p["cpu_ns"] for p in n.values())
     assert phase_sum == pytest.approx(naive["step_cpu_ns"], rel=0.01)
 
@@ -583,7 +593,9 @@ def test_cpu_capture_workers_hand_over_slower_than_the_main_process_builds() -> 
     assert _cpu_phases(TUNED)["data"]["cpu_ns"] > _cpu_phases(NAIVE)["data"]["cpu_ns"]
     assert d["first_data_ops"] == 0
     assert d["later_data_min_ops"] == d["later_data_max_ops"] == 4
-    assert d["first_data_cpu_ns"] < 0.1 * d["later_data_cpu_ns"]
+    # 'only returned it': no operators, and less time than a hand-over (how much less varies
+    # with the machine's load: the label holds the process's own waits too).
+    assert d["first_data_cpu_ns"] < d["later_data_cpu_ns"]
     steps = _steps(TUNED, "cpu")
     average = (d["first_data_ops"] + (steps - 1) * d["later_data_max_ops"]) / steps
     row = _cpu_phases(TUNED)["data"]["cpu_ops"]
@@ -763,13 +775,30 @@ def test_how_the_allocator_counts_on_each_device() -> None:
         assert m["first_start_bytes"] > 4 * _settings(MEMORY)["model"]["parameters"]
 
 
-def test_the_memory_snapshot_is_the_workloads_not_the_guides() -> None:
-    """'Run on a GPU, the workload also ... writes it beside the trace as memory_snapshot.html ...;
-    the guide keeps the trace, not that file'."""
+def test_the_memory_snapshot_is_kept_with_the_gpu_captures_only() -> None:
+    """'Run on a GPU, the workload also records PyTorch's own memory snapshot of the profiled
+    steps (torch.cuda.memory._record_memory_history) ... writes it beside the trace as
+    memory_snapshot.html ... The guide keeps it with the GPU captures. The file ... fetches the
+    visualiser's script from a public CDN'."""
+    from torch.cuda import _memory_viz
+
+    from generators.store import MEMORY_SNAPSHOT_FILE
+    from generators.workloads import train
+
     source = (ARTIFACTS.parent / "generators" / "workloads" / "train.py").read_text()
-    assert '"memory_snapshot.html"' in source and "_record_memory_history" in source
-    for device in ("cuda", "cpu"):
-        assert not (ARTIFACTS / device / STEP / MEMORY / "memory_snapshot.html").exists()
+    assert "_record_memory_history" in source and "trace_plot(snapshot)" in source
+    assert train.MEMORY_SNAPSHOT_FILE == MEMORY_SNAPSHOT_FILE
+    assert "snapshot = args.profile_memory and cuda" in source  # never on a CPU
+    assert "https://cdn." in _memory_viz._memory_viz_template
+    cpu = json.loads((ARTIFACTS / "cpu" / "MANIFEST.json").read_text())
+    assert not [f for f in cpu["files"] if f.endswith(MEMORY_SNAPSHOT_FILE)]
+    cuda_manifest = ARTIFACTS / "cuda" / "MANIFEST.json"
+    cuda = json.loads(cuda_manifest.read_text()) if cuda_manifest.exists() else {"files": {}}
+    for variant in (MEMORY, MEMORY_FP32):
+        rel = f"{STEP}/{variant}/{MEMORY_SNAPSHOT_FILE}"
+        if rel in cuda["files"]:
+            assert cuda["files"][rel]["kind"] == "memory-snapshot"
+            assert "https://cdn." in (ARTIFACTS / "cuda" / rel).read_text()
 
 
 @GPU
@@ -1004,17 +1033,15 @@ def test_the_large_gemm_rows_reach_a_similar_share_of_very_different_peaks() -> 
     assert float(rotary["kernel_ns"]) < 10_000
 
 
-def test_in_the_cpu_capture_the_casts_cost_about_what_the_gemms_save() -> None:
-    """'In the CPU capture the bf16 GEMMs take X per step against the fp32 ones' Y, but the casts
-    cost Z, about what the GEMMs save, and the forward and backward run more operators in all; the
-    tuned step is slower than the naive one there'."""
+def test_in_the_cpu_capture_the_casts_take_back_part_of_the_gemms_saving() -> None:
+    """'In the CPU capture the bf16 GEMMs take X per step against the fp32 ones' Y, the casts take
+    back part of that saving (Z), and the forward and backward run more operators in all; the
+    tuned step changes less there than on the H200' (the last part: the test above)."""
     naive, tuned = _cpu_values(NAIVE, "train_casts"), _cpu_values(TUNED, "train_casts")
     saved = naive["gemm_cpu_ns"] - tuned["gemm_cpu_ns"]
-    assert saved > 0
-    assert 0.75 <= tuned["cast_cpu_ns"] / saved <= 1.33, (tuned["cast_cpu_ns"], saved)
+    assert 0 < tuned["cast_cpu_ns"] < saved, (tuned["cast_cpu_ns"], saved)
     for phase in ("forward", "backward"):
         assert _cpu_phases(TUNED)[phase]["cpu_ops"] > _cpu_phases(NAIVE)[phase]["cpu_ops"], phase
-    assert tuned["step_cpu_ns"] > naive["step_cpu_ns"]
 
 
 # ---- page 4: torch.compile ----------------------------------------------------------------------
@@ -1341,10 +1368,16 @@ def test_the_pace_is_measured_with_the_profiler_recording_shapes() -> None:
     )
 
 
-def test_the_workload_builds_a_key_value_cache_in_training() -> None:
-    """Page 3: 'the workload never passes use_cache=False to the model'."""
+def test_the_h200_capture_predates_use_cache_false() -> None:
+    """Page 3: 'In the H200 capture some come from the key-value cache that transformers built
+    even in training, because the workload did not yet pass use_cache=False when it was made (it
+    does now)'; the cheatsheet: 'the H200 capture's workload did'."""
+    from generators.store import sources_changed
+
     source = (Path(__file__).parents[1] / "generators" / "workloads" / "train.py").read_text()
-    assert "use_cache" not in source
+    assert "forward(input_ids=inputs, use_cache=False)" in source
+    assert shown_device(STEP, TUNED) == "cuda"
+    assert sources_changed(capture_record(STEP, TUNED)["sources"])
 
 
 @GPU
@@ -1490,3 +1523,24 @@ def test_reserved_against_allocated_and_what_the_forward_keeps() -> None:
     assert m["logits_held_bytes"] % logits == 0 and m["logits_held_blocks"] >= 1
     assert m["logits_held_bytes"] < m["forward_kept_bytes"]
     assert 0.1 <= m["logits_held_bytes"] / m["forward_kept_bytes"] <= 0.3  # "one of the largest"
+
+
+def test_the_profiler_off_steps_follow_the_profiled_ones_and_wait_for_nothing() -> None:
+    """'After its profiled steps the workload runs more warm steps with the profiler off and
+    reads the clock after each one. As in the profiled loop, nothing waits for the GPU between
+    steps except the loop's own loss.item()' (page 1), and the table's min, median and max of
+    every loop; 'the timed ones follow the profiled ones'."""
+    import inspect
+
+    from generators.workloads import train
+
+    main = inspect.getsource(train.main)
+    assert main.index("profile_steps(") < main.index("time_steps(train_step")
+    loop = inspect.getsource(train.time_steps)
+    body = loop[loop.index("for _ in range(count):") : loop.index("synchronize(device)\n    total")]
+    assert "synchronize" not in body and "perf_counter()" in body
+    for variant in ALL:
+        timed = _cpu_record(variant)["settings"]["wall_clock"]
+        assert timed["timed_steps"] > 0
+        assert 0 < timed["step_min_s"] <= timed["step_median_s"] <= timed["step_max_s"]
+        assert _cpu_values(variant, "capture")["step_median_s"] == timed["step_median_s"]

@@ -23,7 +23,7 @@ from generators.figures import FigureContext, render_svg
 from generators.i18n import LANGUAGES, figure_file
 from generators.queries import load_query
 from generators.steps import STEPS
-from generators.store import CAPTURE_FILE, KEY_AVERAGES_FILE, MANIFEST_FILE
+from generators.store import CAPTURE_FILE, KEY_AVERAGES_FILE, MANIFEST_FILE, sha256_file
 from generators.trace_json import load_events
 from generators.units import format_value
 from tests.reference_traces import A100_ADD
@@ -140,6 +140,8 @@ def _used_files(device: str) -> set[str]:
             continue
         base = f"{call.step}/{call.variant}"
         used |= {f"{base}/{name}" for name in hook.files_for(call)}
+        if call.func == "capture_file":  # optional, so not among the files it must find
+            used.add(f"{base}/{call.args[2]}")
         # Each edition shows its own drawing of a figure.
         used |= {
             f"{base}/{figure_file(name, lang)}"
@@ -193,6 +195,17 @@ def test_every_page_reference_exists() -> None:
     assert not problems, "\n".join(problems)
 
 
+def _lacks_what_it_shows(ds, call) -> bool:
+    """A capture-record value or a capture's own file that this (stale) capture does not hold."""
+    base = f"{call.step}/{call.variant}"
+    if call.func == "capture_file":
+        return f"{base}/{call.args[2]}" not in ds.manifest["files"]
+    if call.func == "value" and str(call.args[2]).startswith("capture."):
+        values = json.loads((ds.root / base / "values.json").read_text())
+        return str(call.args[2]).partition(".")[2] not in values.get("capture", {})
+    return False
+
+
 def test_strict_gpu_build_fails_exactly_while_cuda_artifacts_are_missing(monkeypatch) -> None:
     """`make site STRICT_GPU=1` passes only when every placeholder has its CUDA artifact: the hook
     run over every page as a build runs it (pre-build, each page, post-build)."""
@@ -202,7 +215,11 @@ def test_strict_gpu_build_fails_exactly_while_cuda_artifacts_are_missing(monkeyp
             f"{call.step}/{call.variant}"
             for _, call in all_calls()
             if call.device != "cpu"
-            and (cuda is None or not cuda.has_variant(call.step, call.variant))
+            and (
+                cuda is None
+                or not cuda.has_variant(call.step, call.variant)
+                or _lacks_what_it_shows(cuda, call)
+            )
         }
     )
     monkeypatch.setenv("PROFILING_GUIDE_STRICT_GPU", "1")
@@ -1070,3 +1087,83 @@ def test_the_sql_under_a_table_shows_only_its_editions_header_lines(site: Path) 
         assert "\n-- columns: " not in japanese, (rel, query.name)
         checked += 1
     assert checked > 20
+
+
+def _snapshot_set(root: Path, device: str, *, snapshot: bool, stale: bool) -> object:
+    """A one-variant device set of train/memory: with or without its memory snapshot, its
+    capture record naming today's workload source or an older one."""
+    folder = root / device / "train" / "memory"
+    folder.mkdir(parents=True)
+    workload = "generators/workloads/train.py"
+    digest = "0" * 64 if stale else sha256_file(REPO / workload)
+    files = {
+        f"train/memory/{CAPTURE_FILE}": {"sources": {workload: digest}},
+        "train/memory/values.json": {},
+    }
+    (folder / "values.json").write_text(json.dumps({"capture": {"warmup_s": 0.0}}))
+    if snapshot:
+        (folder / "memory_snapshot.html").write_text("<html></html>")
+        files["train/memory/memory_snapshot.html"] = {}
+    manifest = {"variants": {"train": {"memory": {}}}, "files": files}
+    return hook.DeviceSet(device, root / device, manifest)
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_capture_file_links_the_snapshot_or_says_it_needs_a_recapture(
+    tmp_path: Path, lang: str
+) -> None:
+    """The memory page's snapshot link: a link where the CUDA capture holds the file; where a
+    stale CUDA capture lacks it, a notice naming the recapture (and STRICT_GPU's list); where
+    a fresh capture lacks it, or no CUDA capture exists, no silent link."""
+    config = {"extra": {}, "site_url": "", "theme": {"language": lang}}
+    link = 'capture_file("train", "memory", "memory_snapshot.html", label="Open it", cpu=False)'
+    ((_, call),) = hook.parse_calls("{{ " + link + " }}")
+    value_text = '{{ value("train", "memory", "capture.step_median_s") }}'
+    ((_, value_call),) = hook.parse_calls(value_text)
+
+    def renderer(ds) -> object:
+        sets = {ds.device: ds} if ds is not None else {}
+        return hook.Renderer(sets, "part-5/03-memory-and-precision/", config)
+
+    present = _snapshot_set(tmp_path / "a", "cuda", snapshot=True, stale=False)
+    r = renderer(present)
+    out = r.render(call)
+    assert 'href="../../artifacts/cuda/train/memory/memory_snapshot.html"' in out
+    assert ">Open it</a>" in out and not r.state.needs_recapture
+
+    stale = _snapshot_set(tmp_path / "b", "cuda", snapshot=False, stale=True)
+    r = renderer(stale)
+    out = r.render(call)
+    assert "<a " not in out and "make artifacts DEVICE=cuda STEP=train" in out
+    assert ("recapture" if lang == "en" else "再キャプチャ") in out
+    assert r.state.needs_recapture == [call.text]
+    # A profiler-off timing the stale capture lacks: the same notice, inline.
+    out = r.render(value_call)
+    assert 'class="pg-needs-cuda"' in out and r.state.needs_recapture[-1] == value_call.text
+
+    fresh = _snapshot_set(tmp_path / "c", "cuda", snapshot=False, stale=False)
+    with pytest.raises(hook.PlaceholderError, match="recapture it"):
+        renderer(fresh).render(call)
+    with pytest.raises(hook.PlaceholderError, match="step_median_s"):
+        renderer(fresh).render(value_call)
+    # A stale CPU set does not earn the notice: the CPU set is recaptured here, not on a GPU.
+    cpu = _snapshot_set(tmp_path / "d", "cpu", snapshot=False, stale=True)
+    with pytest.raises(hook.PlaceholderError):
+        renderer(cpu).render(value_call)
+    # No CUDA capture at all (cpu=False): the usual "needs a CUDA capture" notice.
+    r = renderer(None)
+    assert "CUDA" in r.render(call) and r.state.missing_cuda == [call.text]
+
+
+def test_the_memory_page_links_both_snapshots_or_names_their_recapture() -> None:
+    """Part 5's memory page, rendered from the committed sets: each memory variant's snapshot
+    is a link where the CUDA set holds it, and a recapture notice where it does not."""
+    cuda = hook.DeviceSet.load("cuda")
+    page = page_markdown(hook, "part-5/03-memory-and-precision.md")
+    for variant in ("memory", "memory_fp32"):
+        file = f"train/{variant}/memory_snapshot.html"
+        if cuda is not None and file in cuda.manifest["files"]:
+            assert f"artifacts/cuda/{file}" in page
+        else:
+            assert f"committed CUDA capture of train/{variant}" in page
+            assert "Needs a CUDA recapture" in page

@@ -11,11 +11,19 @@ Placeholders, each alone on a line except ``value`` (which is inline)::
     {{ setting("mlp", "eager", "hidden") }}                      one setting it ran with (inline)
     {{ screenshot("kernel-selected", alt="...", caption="...") }}   the Perfetto UI, with callouts
     {{ notebook("part-1-first-trace.ipynb") }}                   a download link for a notebook
+    {{ capture_file("train", "memory", "memory_snapshot.html", label="...") }}  a file the
+        capture wrote beside its trace (the memory snapshot), as a link
 
 ``command`` and ``setting`` read the capture record in the set's ``MANIFEST.json``
 (``variants[step][variant]``: ``command``, with ``<folder>`` standing for the output folder, and
 ``settings``; a dotted key such as ``model.hidden_size`` reads a nested setting), so a page never
 retypes a workload's sizes or command line.
+
+A capture made before its workload learned to record something (a profiler-off timing read by
+``value("...", "capture.<key>")``, a file named by ``capture_file``) lacks it: where the CUDA
+capture's workload code has changed since (the capture is stale) the placeholder renders a
+"needs a CUDA recapture" notice instead of failing the build, and ``STRICT_GPU=1`` names it. A
+fresh capture that lacks it is an error, as any missing key or file is.
 
 Every placeholder takes ``cpu=False`` for a concept that only exists on a GPU. The CUDA set is
 preferred; without a CUDA capture a placeholder falls back to the CPU set (unless ``cpu=False``,
@@ -61,6 +69,7 @@ from generators.i18n import (  # noqa: E402
 from generators.markdown import fenced  # noqa: E402
 from generators.queries import Query, QueryFileError, load_query  # noqa: E402
 from generators.sql_sources import objects_used  # noqa: E402
+from generators.store import CAPTURE_FILE, sources_changed  # noqa: E402
 from generators.table_cells import FULL_NAME_TITLE, cell_html, wrappable  # noqa: E402
 from generators.units import format_value  # noqa: E402
 
@@ -80,6 +89,7 @@ FUNCTIONS = (
     "setting",
     "screenshot",
     "notebook",
+    "capture_file",
 )
 #: Screenshots of the Perfetto UI (generators/perfetto_shots.py), beside the device sets.
 SHOTS_FOLDER = "perfetto-ui"
@@ -162,6 +172,7 @@ def parse_calls(markdown: str) -> list[tuple[re.Match[str], Call]]:
             "setting": 3,
             "screenshot": 1,
             "notebook": 1,
+            "capture_file": 3,
         }.get(func, 2)
         if kwargs.get("device", DEVICES[0]) not in DEVICES:
             raise PlaceholderError(f"{match[0]}: device= must be one of {', '.join(DEVICES)}")
@@ -234,6 +245,8 @@ def files_for(call: Call) -> list[str]:
         return ["trace.json.gz", "values.json"]
     if call.func in ("command", "setting"):
         return []  # the capture record in the manifest itself
+    if call.func == "capture_file":
+        return []  # optional: a capture from before its workload wrote it lacks it
     raise PlaceholderError(call.text)
 
 
@@ -242,6 +255,8 @@ class PageState:
     used: dict[tuple[str, str, str], None] = field(default_factory=dict)  # (device, step, variant)
     fallbacks: list[str] = field(default_factory=list)
     missing_cuda: list[str] = field(default_factory=list)
+    # Placeholders whose CUDA capture is stale and lacks what they show (see the module's doc).
+    needs_recapture: list[str] = field(default_factory=list)
     # Module objects whose definition a table's SQL block on this page already shows.
     shown_objects: set[str] = field(default_factory=set)
     # Whether a SQL block on this page already said what such a block is and how to run it.
@@ -312,6 +327,33 @@ class Renderer:
     def t(self, en: str, ja: str) -> str:
         """The text in this edition's language: each translation sits beside its English."""
         return translated(self.lang, en, ja)
+
+    def stale(self, call: Call, ds: DeviceSet) -> bool:
+        """Whether the workload code behind this capture has changed since it was made."""
+        record = ds.manifest["files"].get(f"{call.step}/{call.variant}/{CAPTURE_FILE}", {})
+        return bool(record) and sources_changed(record.get("sources", {}))
+
+    def needs_recapture(self, call: Call, ds: DeviceSet, missing: str) -> str:
+        """The notice for what a stale CUDA capture lacks; anything else missing is an error."""
+        if ds.device != "cuda" or not self.stale(call, ds):
+            raise PlaceholderError(
+                f"the {ds.device} capture of {call.step}/{call.variant} has no {missing}: "
+                f"recapture it (`make artifacts DEVICE={ds.device} STEP={call.step}`)"
+            )
+        self.state.needs_recapture.append(call.text)
+        command = f"make artifacts DEVICE=cuda STEP={call.step}"
+        if call.func == "value":
+            text = self.t("(needs a CUDA recapture)", "（CUDA での再キャプチャが必要）")
+            return f'<span class="pg-needs-cuda">{text}</span>'
+        title = self.t("Needs a CUDA recapture", "CUDA での再キャプチャが必要です")
+        body = self.t(
+            f"The committed CUDA capture of {call.step}/{call.variant} was made before its "
+            f"workload wrote `{missing}`. On a machine with an NVIDIA GPU, run `{command}`.",
+            f"コミットされている {call.step}/{call.variant} の CUDA キャプチャは、ワークロードが "
+            f"`{missing}` を書き出すようになる前のものです。NVIDIA GPU のあるマシンで "
+            f"`{command}` を実行してください。",
+        )
+        return f'\n!!! warning "{title}"\n\n    {body}\n'
 
     def needs_cuda(self, call: Call) -> str:
         command = f"make artifacts DEVICE=cuda STEP={call.step}"
@@ -454,6 +496,8 @@ class Renderer:
         key = str(call.args[2])
         query, _, column = key.partition(".")
         values = json.loads(paths[0].read_text())
+        if query == "capture" and column not in values.get(query, {}):
+            return self.needs_recapture(call, ds, f"the capture record's {column}")
         if query not in values or column not in values[query]:
             known = ", ".join(f"{q}.{c}" for q, cols in values.items() for c in cols)
             raise PlaceholderError(f"no value {key!r} (known: {known})")
@@ -590,6 +634,20 @@ class Renderer:
             f'<a class="pg-notebook-download" href="{html.escape(target)}" '
             f'download="{html.escape(name)}">{text} (<code>{html.escape(name)}</code>)</a>'
         )
+
+    def _capture_file(self, call: Call, ds: DeviceSet, paths: list[Path]) -> str:
+        name = str(call.args[2])
+        label = str(call.kwargs.get("label") or "").strip()
+        if not label:
+            raise PlaceholderError(f'{call.text}: capture_file() needs label="..." (the link text)')
+        rel = f"{call.step}/{call.variant}/{name}"
+        if rel not in ds.manifest["files"]:
+            return self.needs_recapture(call, ds, name)
+        ds.file(call.step, call.variant, name)  # listed and present
+        href = html.escape(self.url(ds.device, rel))
+        device = DEVICE_LABEL[ds.device]
+        link = f'<a href="{href}">{html.escape(label)}</a>'
+        return f'\n<p class="pg-capture-file">{link} ({device})</p>\n'
 
     def _screenshot(self, call: Call) -> str:
         """A screenshot of the Perfetto UI with its numbered callouts drawn over it: the
@@ -1201,6 +1259,7 @@ def on_page_markdown(markdown: str, page, config, files) -> str:  # type: ignore
     if env.STRICT_GPU.get() == "1":
         problems = [f"{src}: {t} fell back to the CPU set" for t in renderer.state.fallbacks]
         problems += [f"{src}: {t} has no CUDA capture" for t in renderer.state.missing_cuda]
+        problems += [f"{src}: {t} needs a CUDA recapture" for t in renderer.state.needs_recapture]
         _strict_problems.extend(problems)
     box = renderer.provenance()
     # The box goes right under the page's title, after the page's "In short" box if it opens
@@ -1223,6 +1282,6 @@ def on_page_markdown(markdown: str, page, config, files) -> str:  # type: ignore
 def on_post_build(config: dict) -> None:
     if _strict_problems:
         raise PluginError(
-            "STRICT_GPU=1: these placeholders have no CUDA artifact:\n  "
+            "STRICT_GPU=1: these placeholders have no (or a stale) CUDA artifact:\n  "
             + "\n  ".join(_strict_problems)
         )

@@ -17,8 +17,10 @@ back only every few steps); the single flags below change one thing at a time.
 from __future__ import annotations
 
 import argparse
+import json
+import statistics
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
@@ -35,6 +37,10 @@ from generators.profiling import (
     schedule_from_args,
     synchronize,
 )
+from generators.store import CAPTURE_FILE, atomic_write_text, dump_json
+
+#: What the memory variant writes beside its trace on a GPU (PyTorch's memory visualiser).
+MEMORY_SNAPSHOT_FILE = "memory_snapshot.html"
 
 # "gpu" has the shape of a small real model (a few hundred million parameters), "cpu" is a toy
 # with the same architecture so that a CPU capture takes seconds.
@@ -131,6 +137,12 @@ def main(argv: list[str] | None = None) -> None:
         help="record every allocation and free in the trace (and, on CUDA, a memory snapshot)",
     )
     parser.add_argument("--threads", type=int, default=0, help="CPU threads (0: torch's default)")
+    parser.add_argument(
+        "--timed-steps",
+        type=int,
+        default=10,
+        help="warm steps timed after the profiled ones, with the profiler off",
+    )
     add_common_arguments(parser)
     args = parser.parse_args(argv)
     tuned = args.tuned
@@ -152,7 +164,7 @@ def main(argv: list[str] | None = None) -> None:
     optimizer = build_optimizer(model, opt_kind)
     vocab = model.config.vocab_size
     sched = schedule_from_args(args)
-    steps = args.warmup + sched.total_steps
+    steps = args.warmup + sched.total_steps + args.timed_steps
     dataset = SyntheticTokens(steps * args.batch, args.seq, vocab)
     # --8<-- [start:loader]
     # Pinned (page-locked) host memory is what lets a host-to-device copy run asynchronously;
@@ -177,7 +189,9 @@ def main(argv: list[str] | None = None) -> None:
             inputs = inputs.to(device, non_blocking=non_blocking)
             targets = targets.to(device, non_blocking=non_blocking)
         with record_function("forward"), autocast(device, dtype):
-            logits = forward(input_ids=inputs).logits
+            # use_cache=False: a training forward has no use for a KV cache, and transformers
+            # would otherwise build one (a DynamicCache) in every step.
+            logits = forward(input_ids=inputs, use_cache=False).logits
             loss = F.cross_entropy(logits.view(-1, vocab), targets.view(-1))
         with record_function("backward"):
             loss.backward()
@@ -231,6 +245,44 @@ def main(argv: list[str] | None = None) -> None:
     )
     if snapshot:
         write_memory_snapshot(args.out)
+    # After the profiled steps, not before: the memory variants profile from the very first step.
+    if args.timed_steps:
+        record_wall_clock(args.out, time_steps(train_step, device, args.timed_steps))
+
+
+def time_steps(step: Callable[[], None], device: torch.device, count: int) -> dict[str, float]:
+    """Wall clock of ``count`` warm steps with the profiler off: each step, and their mean.
+
+    As in the profiled loop, nothing waits for the GPU between steps (the loop's own
+    ``loss.item()`` aside), so a step's time is how long the loop took to get through it, and
+    the CPU may run ahead into the next; the mean includes the final wait for the GPU, so it
+    is the loop's pace over the timed steps.
+    """
+    synchronize(device)
+    times = []
+    start = last = time.perf_counter()
+    for _ in range(count):
+        step()
+        now = time.perf_counter()
+        times.append(now - last)
+        last = now
+    synchronize(device)
+    total = time.perf_counter() - start
+    return {
+        "timed_steps": count,
+        "step_min_s": round(min(times), 6),
+        "step_median_s": round(statistics.median(times), 6),
+        "step_max_s": round(max(times), 6),
+        "step_mean_s": round(total / count, 6),
+    }
+
+
+def record_wall_clock(out: Path, timings: dict[str, float]) -> None:
+    """Add timings measured after the profiler closed to the capture record it wrote."""
+    path = out / CAPTURE_FILE
+    record = json.loads(path.read_text())
+    record["settings"].setdefault("wall_clock", {}).update(timings)
+    atomic_write_text(path, dump_json(record))
 
 
 def write_memory_snapshot(out: Path) -> None:
@@ -239,7 +291,7 @@ def write_memory_snapshot(out: Path) -> None:
 
     snapshot = torch.cuda.memory._snapshot()
     torch.cuda.memory._record_memory_history(enabled=None)
-    (out / "memory_snapshot.html").write_text(trace_plot(snapshot))
+    (out / MEMORY_SNAPSHOT_FILE).write_text(trace_plot(snapshot))
 
 
 if __name__ == "__main__":
