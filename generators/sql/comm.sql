@@ -107,6 +107,12 @@ FROM comm;
 -- counts for that earlier kernel only, so the pieces never overlap: the total of `comm_ns` over
 -- a window's rows is the union of its communication kernels (guide_windows_union), and the
 -- total of `exposed_ns` is that union less its overlap with the union of the compute kernels.
+--
+-- Computed by sweeps, without comparing every kernel with every other: an earlier kernel starts
+-- no later than the piece, so what the earlier ones cover of it is one stretch from its start to
+-- the latest end among them; and the compute kernels of a GPU are merged once into disjoint busy
+-- stretches with a running total, so the compute time under any part of a piece is the
+-- difference of that total at its two ends.
 CREATE PERFETTO MACRO guide_comm_exposed(
   -- Windows: needs the columns window_id, ts and dur (ns); windows must not overlap.
   windows TableOrSubquery
@@ -119,41 +125,86 @@ RETURNS TableOrSubquery AS
 (
   WITH
     _ce_win AS MATERIALIZED (SELECT window_id, ts, dur FROM $windows),
+    -- The latest end among the communication kernels of the same GPU that come before each one
+    -- (by start, then id).
+    _ce_before AS MATERIALIZED (
+      SELECT id, MAX(ts + dur) OVER (
+        PARTITION BY device ORDER BY ts, id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
+      ) AS covered_until
+      FROM guide_comm_kernel
+      WHERE device IS NOT NULL
+    ),
+    -- Each kernel clipped to each window it overlaps; own_ts: where the part that no earlier
+    -- communication kernel of its GPU covers starts (the piece's start on an empty piece).
     _ce_piece AS MATERIALIZED (
-      SELECT
-        ROW_NUMBER() OVER (ORDER BY w.window_id, c.id) AS piece,
-        w.window_id, c.id, c.device, c.kind, c.purpose, c.ts AS kernel_ts,
-        MAX(c.ts, w.ts) AS ts, MIN(c.ts + c.dur, w.ts + w.dur) AS end_ts
-      FROM guide_comm_kernel AS c
-      JOIN _ce_win AS w ON c.ts < w.ts + w.dur AND c.ts + c.dur > w.ts
+      SELECT piece, window_id, id, device, kind, purpose, ts, end_ts,
+        MAX(ts, MIN(COALESCE(covered_until, ts), end_ts)) AS own_ts
+      FROM (
+        SELECT
+          ROW_NUMBER() OVER (ORDER BY w.window_id, c.id) AS piece,
+          w.window_id, c.id, c.device, c.kind, c.purpose, b.covered_until,
+          MAX(c.ts, w.ts) AS ts, MIN(c.ts + c.dur, w.ts + w.dur) AS end_ts
+        FROM guide_comm_kernel AS c
+        JOIN _ce_win AS w ON c.ts < w.ts + w.dur AND c.ts + c.dur > w.ts
+        LEFT JOIN _ce_before AS b USING (id)
+      )
     ),
     -- The other kernels, read only when there is communication to compare with.
     _ce_compute AS MATERIALIZED (
-      SELECT id, ts, dur, device FROM guide_kineto_gpu_activity
-      WHERE category = 'kernel' AND id NOT IN (SELECT id FROM guide_comm_kernel)
+      SELECT device, ts, ts + dur AS end_ts FROM guide_kineto_gpu_activity
+      WHERE category = 'kernel' AND device IS NOT NULL AND dur > 0
+        AND id NOT IN (SELECT id FROM guide_comm_kernel)
         AND EXISTS (SELECT 1 FROM _ce_piece)
     ),
-    -- What covers each piece: earlier communication kernels of its GPU (earlier = 1), compute
-    -- kernels of its GPU (earlier = 0), each clipped to the piece.
-    _ce_cover AS MATERIALIZED (
-      SELECT p.piece, MAX(e.ts, p.ts) AS ts, MIN(e.ts + e.dur, p.end_ts) - MAX(e.ts, p.ts) AS dur,
-        1 AS earlier
-      FROM _ce_piece AS p
-      JOIN guide_comm_kernel AS e ON e.device = p.device
-        AND (e.ts < p.kernel_ts OR (e.ts = p.kernel_ts AND e.id < p.id))
-        AND e.ts < p.end_ts AND e.ts + e.dur > p.ts
-      UNION ALL
-      SELECT p.piece, MAX(k.ts, p.ts), MIN(k.ts + k.dur, p.end_ts) - MAX(k.ts, p.ts), 0
-      FROM _ce_piece AS p
-      JOIN _ce_compute AS k ON k.device = p.device AND k.ts < p.end_ts AND k.ts + k.dur > p.ts
-    ),
-    _ce_taken AS (
-      SELECT * FROM guide_windows_union!(
-        (SELECT piece AS group_id, ts, dur FROM _ce_cover WHERE earlier = 1)
+    -- The compute kernels of each GPU merged into disjoint busy stretches: a kernel that starts
+    -- after every earlier one (by start) has ended opens a new stretch.
+    _ce_stretch AS (
+      SELECT device, MIN(ts) AS ts, MAX(end_ts) AS end_ts
+      FROM (
+        SELECT device, ts, end_ts,
+          SUM(prev_end IS NULL OR ts > prev_end) OVER (
+            PARTITION BY device ORDER BY ts, end_ts ROWS UNBOUNDED PRECEDING
+          ) AS stretch
+        FROM (
+          SELECT device, ts, end_ts,
+            MAX(end_ts) OVER (
+              PARTITION BY device ORDER BY ts, end_ts
+              ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
+            ) AS prev_end
+          FROM _ce_compute
+        )
       )
+      GROUP BY device, stretch
     ),
-    _ce_covered AS (
-      SELECT * FROM guide_windows_union!((SELECT piece AS group_id, ts, dur FROM _ce_cover))
+    -- The stretches, each with the busy time of its GPU up to its end, and the two ends of every
+    -- piece's own part, in one sweep per GPU: at a point, the latest stretch that started by
+    -- then gives the busy time up to it (ends and running totals only grow from one stretch to
+    -- the next, so the latest stretch's are the largest so far).
+    _ce_point AS (
+      SELECT device, ts AS at, end_ts, SUM(end_ts - ts) OVER (
+        PARTITION BY device ORDER BY ts ROWS UNBOUNDED PRECEDING
+      ) AS busy_ns, NULL AS piece, 0 AS sign
+      FROM _ce_stretch
+      UNION ALL
+      SELECT device, own_ts, NULL, NULL, piece, -1 FROM _ce_piece
+      WHERE end_ts > own_ts AND device IS NOT NULL
+      UNION ALL
+      SELECT device, end_ts, NULL, NULL, piece, 1 FROM _ce_piece
+      WHERE end_ts > own_ts AND device IS NOT NULL
+    ),
+    _ce_busy_at AS (
+      SELECT piece, sign, at,
+        MAX(end_ts) OVER sweep AS last_end,
+        MAX(busy_ns) OVER sweep AS busy_ns
+      FROM _ce_point
+      WINDOW sweep AS (PARTITION BY device ORDER BY at, piece IS NOT NULL ROWS UNBOUNDED PRECEDING)
+    ),
+    -- The compute time under each piece's own part.
+    _ce_under AS (
+      SELECT piece, SUM(sign * COALESCE(busy_ns - MAX(last_end - at, 0), 0)) AS busy_ns
+      FROM _ce_busy_at
+      WHERE piece IS NOT NULL
+      GROUP BY piece
     )
   SELECT
     p.window_id,
@@ -161,9 +212,8 @@ RETURNS TableOrSubquery AS
     p.device,
     p.kind,
     p.purpose,
-    p.end_ts - p.ts - COALESCE(t.busy_ns, 0) AS comm_ns,
-    p.end_ts - p.ts - COALESCE(c.busy_ns, 0) AS exposed_ns
+    p.end_ts - p.own_ts AS comm_ns,
+    p.end_ts - p.own_ts - COALESCE(u.busy_ns, 0) AS exposed_ns
   FROM _ce_piece AS p
-  LEFT JOIN _ce_taken AS t ON t.group_id = p.piece
-  LEFT JOIN _ce_covered AS c ON c.group_id = p.piece
+  LEFT JOIN _ce_under AS u USING (piece)
 );
