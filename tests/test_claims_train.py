@@ -583,23 +583,21 @@ def test_cpu_capture_workers_hand_over_slower_than_the_main_process_builds() -> 
     """'Its toy dataset builds a batch in a fraction of a millisecond (X in the naive loop's main
     process, far less than a step), and with two workers the loop waits longer for a batch than
     that'; 'an aten::empty and an aten::set_ under the label for each of the batch's two
-    tensors'; 'In the first profiled step the label took X and ran 0 operators ... In the later
-    steps it took Y on average, with 4 operators each: that average of the two is the fraction in
-    the CPU tuned table's Operators per step column'."""
+    tensors'; 'In the first profiled step the label took X and ran 0 operators ... The labels of
+    the later steps took Y on average and ran 4 operators each when they rebuilt a batch; how
+    many of them found their batch already received instead varies from run to run. That mix is
+    the fraction in the CPU tuned table's Operators per step column'."""
     naive, d = _cpu_values(NAIVE, "train_data"), _cpu_values(TUNED, "train_data")
     assert naive["later_data_cpu_ns"] < 1e6
     assert naive["later_data_cpu_ns"] < 0.05 * _cpu_values(NAIVE, "train_casts")["step_cpu_ns"]
     assert d["later_data_cpu_ns"] > naive["later_data_cpu_ns"]
     assert _cpu_phases(TUNED)["data"]["cpu_ns"] > _cpu_phases(NAIVE)["data"]["cpu_ns"]
     assert d["first_data_ops"] == 0
-    assert d["later_data_min_ops"] == d["later_data_max_ops"] == 4
+    assert d["later_data_max_ops"] == 4 and d["later_data_min_ops"] in (0, 4)
     # 'only returned it': no operators, and less time than a hand-over (how much less varies
     # with the machine's load: the label holds the process's own waits too).
     assert d["first_data_cpu_ns"] < d["later_data_cpu_ns"]
     steps = _steps(TUNED, "cpu")
-    average = (d["first_data_ops"] + (steps - 1) * d["later_data_max_ops"]) / steps
-    row = _cpu_phases(TUNED)["data"]["cpu_ops"]
-    assert row == pytest.approx(average) and not float(row).is_integer()
     names = _trace_rows(
         TUNED,
         "SELECT o.name, COUNT(*) AS n FROM guide_train_phase_op AS o "
@@ -607,10 +605,13 @@ def test_cpu_capture_workers_hand_over_slower_than_the_main_process_builds() -> 
         "GROUP BY o.name ORDER BY o.name",
         device="cpu",
     )
-    assert [(r["name"], r["n"]) for r in names] == [
-        ("aten::empty", 2 * (steps - 1)),
-        ("aten::set_", 2 * (steps - 1)),
-    ]
+    counts = {r["name"]: r["n"] for r in names}
+    assert set(counts) == {"aten::empty", "aten::set_"}
+    assert counts["aten::empty"] == counts["aten::set_"]
+    rebuilt = counts["aten::empty"] // 2  # labels that rebuilt a batch: two tensors each
+    assert 1 <= rebuilt <= steps - 1 and counts["aten::empty"] == 2 * rebuilt
+    row = _cpu_phases(TUNED)["data"]["cpu_ops"]
+    assert row == pytest.approx(4 * rebuilt / steps) and not float(row).is_integer()
 
 
 # ---- page 2: copies -----------------------------------------------------------------------------
