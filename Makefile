@@ -8,11 +8,12 @@ PY := $(VENV)/bin/python
 DEVICE ?= auto
 STEP ?=
 STRICT_GPU ?=
-# Worker processes `make test` runs the tests in (pytest-xdist); 0: all in one process. On two
-# cores two workers took as long as one process (benchmarks/commands.md) and used more CPU (two
-# browsers, two imports of each shared trace), so one process is the default; on a machine with
-# more cores, TEST_WORKERS=4 runs the suite in four.
-TEST_WORKERS ?= 0
+# Worker processes `make test` runs the tests in (pytest-xdist); 0: all in one process. Each
+# worker takes whole groups (tests/conftest.py: a file, the files that share traces, all the
+# browser tests), handed out in the suite's own order (--no-loadscope-reorder: the browser tests
+# first, the tests that wait for a background job last), so two workers import no trace twice
+# and start one Chromium; on two cores that beats one process (benchmarks/commands.md).
+TEST_WORKERS ?= 2
 # Which edition `make serve` serves: en (mkdocs.yml) or ja (mkdocs.ja.yml). Not LANG: that
 # variable already holds the shell's locale.
 EDITION ?= en
@@ -67,7 +68,7 @@ site: $(SITE_STAMP) ## Build both editions into site/ and site/ja/ (STRICT_GPU=1
 	PROFILING_GUIDE_STRICT_GPU=$(STRICT_GPU) $(PY) -m mkdocs build --strict -f mkdocs.ja.yml
 
 test: $(DEV_STAMP) $(CHROMIUM) ## Run every test, ruff included (sets up first if needed)
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
 lint: $(DEV_STAMP) ## ruff check and format check
 	$(PY) -m ruff check .

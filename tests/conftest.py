@@ -39,6 +39,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def _in_a_worker(config: pytest.Config) -> bool:
+    """Whether this process is one of xdist's workers."""
+    return hasattr(config, "workerinput")
+
+
 def _owns_the_run(config: pytest.Config) -> bool:
     """Whether this process owns the run: the xdist controller, or the only process."""
     return not hasattr(config, "workerinput")
@@ -66,17 +71,21 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ[background.SUB_PATH_ORIGIN] = servers.serve(host)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # The tests that wait for a background job (the fresh derive, the notebooks) run after the
-    # others, so that the tests before them keep this process busy while the jobs run on the
-    # other core, instead of waiting for them halfway through the run. The browser tests run
-    # last of all: Chromium lays pages out and runs the Perfetto UI in processes of its own,
-    # which use the second core best once the background jobs have ended; single-threaded
-    # Python tests are what shares two cores best with the jobs.
+    # others, so that the tests before them keep the process busy while the jobs run on the
+    # other core, instead of waiting for them halfway through the run. In one process the
+    # browser tests run last of all: Chromium lays pages out and runs the Perfetto UI in
+    # processes of its own, which use the second core best once the background jobs have ended;
+    # single-threaded Python tests are what shares two cores best with the jobs. With worker
+    # processes they come first instead: they are one group (below), which xdist hands out in
+    # collection order, so one worker runs them from the start while the others take the files.
+    browser_rank = 0 if _in_a_worker(config) else 3
+
     def order(item: pytest.Item) -> int:
         if item.nodeid.startswith(BROWSER_TESTS):
-            return 2
-        return 1 if background.waits_for_a_job(item.nodeid) else 0
+            return browser_rank
+        return 2 if background.waits_for_a_job(item.nodeid) else 1
 
     items.sort(key=order)  # stable: each group keeps its collection order
     # With worker processes (make test TEST_WORKERS=N, --dist loadgroup), a worker takes a whole
