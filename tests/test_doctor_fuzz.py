@@ -18,8 +18,6 @@ import gzip
 import json
 import random
 import re
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,8 +26,8 @@ import pytest
 
 from generators.doctor.__main__ import main
 from tests import reference_traces as ref
+from tests.doctor_cli import run_doctor
 
-REPO = Path(__file__).resolve().parent.parent
 BASE = ref.A100_ADD
 #: The first value past a signed 64-bit integer: an unsigned 64-bit id there (Kineto's ids are
 #: uint64 in places) no longer fits the importer's int64.
@@ -249,21 +247,10 @@ def test_the_doctor_names_what_is_wrong_with_a_mutated_trace(
     assert moved <= doubted, f"changed without a trust line: {sorted(moved - doubted)}"
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "generators.doctor", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
 def test_the_command_refuses_a_broken_trace_in_one_line(raw: bytes, tmp_path: Path) -> None:
     """The engine quotes the rest of the JSON after a bad number: the line stays short."""
     trace = _make("nan-infinity-in-ts-dur", raw, tmp_path)
-    result = _cli(str(trace))
+    result = run_doctor(str(trace))
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
     error = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
@@ -274,7 +261,7 @@ def test_the_command_refuses_a_broken_trace_in_one_line(raw: bytes, tmp_path: Pa
 
 def test_the_command_reports_merged_ranks_in_its_trust_gate(raw: bytes, tmp_path: Path) -> None:
     trace = _make("ranks-merged-correlations-collide", raw, tmp_path)
-    result = _cli(str(trace), "-q")
+    result = run_doctor(str(trace), "-q")
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
     gate = result.stdout.split("Can I trust this trace?", 1)[1]
