@@ -203,8 +203,9 @@ def write(results: dict) -> None:
             f"## The suite's last fresh-clone run ({name})",
             "",
             f"`{last['summary']}`. Its slowest tests (pytest's `--durations`; `make test` runs "
-            "them in one process, with the background jobs of tests/background.py on the second "
-            "core: a test that waits for its job shows only what was left of it):",
+            "them in two worker processes, the browser tests in one of them, beside the background "
+            "jobs of tests/background.py: a test that waits for its job shows only what was left "
+            "of it, and every test shares the two cores with the rest):",
             "",
             *(f"- `{line}`" for line in last["slowest"]),
         ]
