@@ -167,8 +167,8 @@ from pathlib import Path
 from tests.serving import build_commands
 destination = Path(sys.argv[1])
 env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", **dict(a.split("=", 1) for a in sys.argv[2:])}
-for command in build_commands(destination):
-    code = subprocess.call(command, env=env)
+for command, cache in build_commands(destination):
+    code = subprocess.call(command, env={**env, **cache})
     if code:
         sys.exit(code)
 """

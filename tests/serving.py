@@ -54,13 +54,18 @@ def perfetto_ui(static_server: StaticServer) -> str:
     return background.perfetto_ui_origin() or static_server(perfetto_web_dist())
 
 
-def build_commands(destination: Path) -> list[list[str]]:
-    """The two ``mkdocs build --strict`` commands of :func:`build_editions`."""
+def build_commands(destination: Path) -> list[tuple[list[str], dict[str, str]]]:
+    """The two ``mkdocs build --strict`` commands of :func:`build_editions`, each with the
+    variables it needs: its own notebook cache beside ``destination`` (mkdocs-jupyter deletes
+    every cached notebook its build did not use, so builds running at once must not share one)."""
     return [
-        [sys.executable, "-m", "mkdocs", "build", "--strict", *options]
-        for options in (
-            ["-d", str(destination)],
-            ["-f", "mkdocs.ja.yml", "-d", str(destination / "ja")],
+        (
+            [sys.executable, "-m", "mkdocs", "build", "--strict", *options],
+            {"PROFILING_GUIDE_NOTEBOOK_CACHE": f"{destination}.notebook-cache/{edition}"},
+        )
+        for edition, options in (
+            ("en", ["-d", str(destination)]),
+            ("ja", ["-f", "mkdocs.ja.yml", "-d", str(destination / "ja")]),
         )
     ]
 
@@ -71,11 +76,11 @@ def build_editions(destination: Path, **env: str) -> None:
     ``env``: variables for the build (``PROFILING_GUIDE_SITE_URL``, say). Fails the test, with
     the build's own words, at the first edition that does not build: never retried, since a
     build that fails now and then is a defect to see."""
-    for command in build_commands(destination):
+    for command, cache in build_commands(destination):
         result = subprocess.run(
             command,
             cwd=REPO,
-            env={**os.environ, "NO_MKDOCS_2_WARNING": "1", **env},
+            env={**os.environ, "NO_MKDOCS_2_WARNING": "1", **cache, **env},
             capture_output=True,
             text=True,
             timeout=BUILD_TIMEOUT_S,

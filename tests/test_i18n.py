@@ -157,6 +157,21 @@ def test_notebooks_share_their_code_and_translate_their_text(notebook: str) -> N
             assert re.search(r"[\u3040-\u30ff\u4e00-\u9fff]", "".join(ja_cell["source"]))
 
 
+def test_each_edition_caches_its_notebooks_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    """mkdocs-jupyter deletes every cached notebook its own build did not use: editions sharing a
+    cache folder would delete each other's after every build, and fail (deleting a file the other
+    build just deleted) when built at once, as the test run's background builds are."""
+    from mkdocs.config import load_config
+
+    monkeypatch.delenv("PROFILING_GUIDE_NOTEBOOK_CACHE", raising=False)
+    monkeypatch.chdir(REPO)
+    folders = [
+        load_config(str(REPO / name)).plugins["mkdocs-jupyter"].config["cache_dir"]
+        for name in ("mkdocs.yml", "mkdocs.ja.yml")
+    ]
+    assert folders == [".cache/mkdocs-jupyter/en", ".cache/mkdocs-jupyter/ja"]
+
+
 def test_japanese_config_inherits_everything_but_its_own_pages() -> None:
     english, japanese = _load_yaml(REPO / "mkdocs.yml"), _load_yaml(REPO / "mkdocs.ja.yml")
     assert japanese["INHERIT"] == "mkdocs.yml"

@@ -49,7 +49,13 @@ def build(dest: Path, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(dest)],
         cwd=REPO,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1", **env},
+        env={
+            **os.environ,
+            "NO_MKDOCS_2_WARNING": "1",
+            # its own notebook cache: builds running at once must not share one (tests/serving.py)
+            "PROFILING_GUIDE_NOTEBOOK_CACHE": f"{dest}.notebook-cache",
+            **env,
+        },
         capture_output=True,
         text=True,
         check=False,
