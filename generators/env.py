@@ -134,6 +134,14 @@ PERFETTO_ORIGIN = EnvVar(
     "The Perfetto UI that 'Open in Perfetto' opens (the browser tests serve their own copy).",
     "mkdocs.yml",
 )
+NOTEBOOK_CACHE = EnvVar(
+    "PROFILING_GUIDE_NOTEBOOK_CACHE",
+    "",
+    "The folder where the notebook plugin caches converted notebooks (default: one per edition "
+    "under .cache/mkdocs-jupyter/); the tests give each of their builds its own, since the "
+    "plugin deletes what its build did not use.",
+    "mkdocs.yml",
+)
 
 #: Every variable above, in the order a reader meets them.
 ALL: tuple[EnvVar, ...] = (
@@ -150,6 +158,7 @@ ALL: tuple[EnvVar, ...] = (
     SITE_URL,
     REPO_URL,
     PERFETTO_ORIGIN,
+    NOTEBOOK_CACHE,
 )
 
 #: Other programs' variables the project reads or sets, each for its owner's documented purpose.
