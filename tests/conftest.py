@@ -22,6 +22,13 @@ os.environ.setdefault(env.TP_ENGINE.name, "wasm")
 
 REPO = Path(__file__).resolve().parent.parent
 BROWSER_TESTS = "tests/browser/"
+#: The browser test files that read the tours of the site (tests/browser/tour.py).
+TOUR_TESTS = frozenset(
+    f"{BROWSER_TESTS}{name}.py"
+    for name in ("test_figures", "test_tables", "test_site", "test_japanese")
+)
+#: The longest browser file after the tours: every Perfetto button's hand-off.
+HANDOFF_TESTS = f"{BROWSER_TESTS}test_perfetto_handoff.py"
 
 
 @pytest.fixture(scope="session")
@@ -71,6 +78,9 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ[background.SUB_PATH_ORIGIN] = servers.serve(host)
 
 
+# tryfirst: xdist's worker turns each test's xdist_group mark into the "@group" suffix of its id
+# in a hook of its own, registered after this file; the marks added here must be there before.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # The tests that wait for a background job (the fresh derive, the notebooks) run after the
     # others, so that the tests before them keep the process busy while the jobs run on the
@@ -78,25 +88,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # browser tests run last of all: Chromium lays pages out and runs the Perfetto UI in
     # processes of its own, which use the second core best once the background jobs have ended;
     # single-threaded Python tests are what shares two cores best with the jobs. With worker
-    # processes they come first instead: they are one group (below), which xdist hands out in
-    # collection order, so one worker runs them from the start while the others take the files.
-    browser_rank = 0 if _in_a_worker(config) else 3
+    # processes they come first instead, longest first (the tours, then the Perfetto hand-off):
+    # xdist hands the groups out in this order, one at a time to whichever worker is free, so
+    # the longest start at once and the many short files even out the workers' ends.
+    in_a_worker = _in_a_worker(config)
 
-    def order(item: pytest.Item) -> int:
-        if item.nodeid.startswith(BROWSER_TESTS):
-            return browser_rank
-        return 2 if background.waits_for_a_job(item.nodeid) else 1
+    def order(item: pytest.Item) -> tuple[int, int]:
+        path = item.nodeid.split("::")[0]
+        if path.startswith(BROWSER_TESTS):
+            if not in_a_worker:
+                return (3, 0)
+            return (0, 0 if path in TOUR_TESTS else 1 if path == HANDOFF_TESTS else 2)
+        return (2 if background.waits_for_a_job(item.nodeid) else 1, 0)
 
     items.sort(key=order)  # stable: each group keeps its collection order
     # With worker processes (make test TEST_WORKERS=N, --dist loadgroup), a worker takes a whole
-    # group at a time: all the browser tests go to one worker (one Chromium, the tours shared),
-    # and every other test file is a group of its own unless it names one (the files that share
-    # a trace family), so that no two workers import the same traces.
+    # group at a time. Every test file is a group of its own unless it names one (the files that
+    # share a trace family), so that no two workers import the same traces; the browser files
+    # that read the tours of the site (tests/browser/tour.py) are one group, so that each tour
+    # is taken once.
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
-            group = (
-                "browser" if item.nodeid.startswith(BROWSER_TESTS) else item.nodeid.split("::")[0]
-            )
+            path = item.nodeid.split("::")[0]
+            group = "browser-tours" if path in TOUR_TESTS else path
             item.add_marker(pytest.mark.xdist_group(group))
 
 
