@@ -370,8 +370,10 @@ def test_a_corrupt_file_gets_a_clear_message(
     not_json = tmp_path / "notes.json"
     not_json.write_text("hello, not a trace")
     page.set_input_files(".pg-doctor-browser__file", str(not_json))
+    # "Reading notes.json…" comes first: wait for the second file's own outcome.
     page.wait_for_function(
-        "() => document.querySelector('.pg-doctor-browser__status').textContent"
+        "() => document.querySelector('.pg-doctor-browser').dataset.state === 'error'"
+        " && document.querySelector('.pg-doctor-browser__status').textContent"
         ".includes('notes.json')",
         timeout=STEP_TIMEOUT_MS,
     )
