@@ -311,6 +311,17 @@ def test_a_keyboard_reader_reaches_the_first_button_in_a_few_presses(
                 guide.wait_for_function(
                     "() => !(document.activeElement && document.activeElement.matches('a.md-skip'))"
                 )
+                # And it stays there: on a busy machine the theme's own handling of the new
+                # fragment can come later still, and a Tab sent before it starts from elsewhere.
+                guide.wait_for_function(
+                    """h => new Promise((resolve) => {
+                      const on = () => document.activeElement
+                        && '#' + document.activeElement.id === decodeURIComponent(h);
+                      if (!on()) { resolve(false); return; }
+                      setTimeout(() => requestAnimationFrame(() => resolve(on())), 200);
+                    })""",
+                    arg=target,
+                )
             guide.wait_for_timeout(100)
             focused = guide.evaluate(
                 "() => ({id: document.activeElement.id, cls: document.activeElement.className})"
