@@ -8,6 +8,7 @@ and the traces, from local static servers: nothing leaves the machine.
 from __future__ import annotations
 
 import importlib.util
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -71,10 +72,21 @@ class _Handler(SimpleHTTPRequestHandler):
         pass
 
 
+class _Server(ThreadingHTTPServer):
+    """A threading server that lets a reader close a page halfway through a download."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A tab closed while a trace or the UI was still on its way (the browser hangs up): the
+        # stdlib would print the whole traceback; any other error still is.
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
 def _bind(directory: Path) -> ThreadingHTTPServer:
     handler = partial(_Handler, directory=str(directory))
     for _ in range(5):
-        server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        server = _Server(("127.0.0.1", 0), handler)
         if server.server_address[1] != TRACE_PROCESSOR_PORT:
             return server
         server.server_close()
