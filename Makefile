@@ -22,9 +22,8 @@ MKDOCS_CONFIG_ja := mkdocs.ja.yml
 CHROMIUM := /usr/bin/chromium
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 # The site needs only requirements/site.txt; tests and captures need requirements/dev.txt.
-# --no-compile: pip would byte-compile every file it installs one at a time (torch's thousands,
-# about a minute on two cores); the site's commands compile what they import the first time, and
-# the dev environment is compiled on every core at once after its install (below).
+# --no-compile: pip would byte-compile every file it installs (torch's thousands, about a minute
+# on two cores); Python compiles the modules a command actually imports the first time instead.
 PIP_INSTALL := $(PY) -m pip install --quiet --disable-pip-version-check --no-compile
 SITE_STAMP := $(VENV)/.site-installed
 DEV_STAMP := $(VENV)/.dev-installed
@@ -52,14 +51,6 @@ $(SITE_STAMP): requirements/site.txt | $(VENV)/bin/python
 
 $(DEV_STAMP): requirements/dev.txt requirements/site.txt $(SITE_STAMP)
 	$(PIP_INSTALL) -r requirements/dev.txt
-	@# Byte-compile the environment once, on every core (about half a minute on two), before any
-	@# test runs: `make test` starts a dozen Python processes at once (workers, the background
-	@# jobs, their engines' clients), and without the .pyc files each one compiled what it
-	@# imported, the same modules many times over (about a minute and a half more per run).
-	@# Left out: PyTorch's own test helpers, which no command here imports and one of which is
-	@# written for a later Python than 3.11 (compileall would fail on it).
-	$(PY) -m compileall -q -j 0 -x 'torch/testing/_internal/' \
-	    $$($(PY) -c "import sysconfig; print(sysconfig.get_paths()['purelib'])") >/dev/null
 	touch $@
 
 $(CHROMIUM):
