@@ -93,18 +93,40 @@
   // The theme's "skip to content" link: following a fragment only moves where the next Tab
   // starts, and not in every browser or every moment of the page's start (the theme's own
   // scripts may take the click). The content's first heading takes the focus itself, so the next
-  // Tab always goes on from there.
-  document.addEventListener("click", function (event) {
-    var link = event.target.closest && event.target.closest("a.md-skip");
-    if (!link) return;
-    var target = document.getElementById(decodeURIComponent(link.hash.slice(1)));
+  // Tab always goes on from there. The theme's instant navigation then swaps the page in anew
+  // for the new fragment, which takes the focused heading away (the focus falls back to the
+  // body, and on a slow machine the next Tab started from the top of the page): the heading of
+  // the swapped-in page takes the focus again.
+  var skippedTo = null;
+
+  function focusHeading(id) {
+    var target = document.getElementById(id);
     if (!target) return;
     if (!target.hasAttribute("tabindex")) target.setAttribute("tabindex", "-1");
-    setTimeout(function () { target.focus(); }, 0);
+    target.focus();
+  }
+
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest && event.target.closest("a.md-skip");
+    if (!link || !link.hash) return;
+    var id = decodeURIComponent(link.hash.slice(1));
+    if (!document.getElementById(id)) return;
+    skippedTo = id;
+    setTimeout(function () { focusHeading(id); }, 0);
   });
 
+  function afterSwap() {
+    if (skippedTo && decodeURIComponent(location.hash.slice(1)) === skippedTo) {
+      focusHeading(skippedTo);
+    }
+    skippedTo = null;
+  }
+
   if (window.document$) {
-    window.document$.subscribe(mount);
+    window.document$.subscribe(function () {
+      mount();
+      afterSwap();
+    });
   } else if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", mount);
   } else {
