@@ -203,7 +203,8 @@ def write(results: dict) -> None:
             f"## The suite's last fresh-clone run ({name})",
             "",
             f"`{last['summary']}`. Its slowest tests (pytest's `--durations`; `make test` runs "
-            "them in two worker processes, the browser tests in one of them, beside the background "
+            "them in two worker processes, each group of tests whole in one of them (the tours of "
+            "the site in one, the Perfetto hand-off in the other, at first), beside the background "
             "jobs of tests/background.py: a test that waits for its job shows only what was left "
             "of it, and every test shares the two cores with the rest):",
             "",
