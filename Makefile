@@ -19,7 +19,9 @@ TEST_WORKERS ?= 2
 EDITION ?= en
 MKDOCS_CONFIG_en := mkdocs.yml
 MKDOCS_CONFIG_ja := mkdocs.ja.yml
-CHROMIUM := /usr/bin/chromium
+# Debian's Chromium: the browser tests run its headless build (less CPU per page); the screenshots
+# and the one test a headless build cannot make use the full browser (tests/browser/conftest.py).
+CHROMIUM := /usr/bin/chromium /usr/bin/chromium-headless-shell
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 # The site needs only requirements/site.txt; tests and captures need requirements/dev.txt.
 # --no-compile: pip would byte-compile every file it installs (torch's thousands, about a minute
@@ -53,9 +55,9 @@ $(DEV_STAMP): requirements/dev.txt requirements/site.txt $(SITE_STAMP)
 	$(PIP_INSTALL) -r requirements/dev.txt
 	touch $@
 
-$(CHROMIUM):
-	@echo "Installing Debian's chromium for the browser tests"
-	$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+$(CHROMIUM) &:
+	@echo "Installing Debian's chromium and chromium-headless-shell for the browser tests"
+	$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-headless-shell >/dev/null
 
 setup: $(DEV_STAMP) $(CHROMIUM) ## Create .venv with every pinned package, install chromium
 

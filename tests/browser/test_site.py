@@ -282,12 +282,14 @@ def test_every_nav_page_loads_cleanly(
 
 @pytest.mark.parametrize("edition", ["", "ja/"])
 def test_a_tap_on_an_abbreviation_shows_its_explanation(
-    chromium: Browser,
+    full_chromium: Browser,
     site: str,
     edition: str,
 ) -> None:
-    """The glossary promises "hover over (or tap)": on a touch screen a tap opens the tooltip."""
-    phone = chromium.new_context(
+    """The glossary promises "hover over (or tap)": on a touch screen a tap opens the tooltip.
+    In the full browser: the headless build ends the tap's hover at once (tests/browser/conftest.py
+    ``FULL_CHROMIUM_PATH``)."""
+    phone = full_chromium.new_context(
         viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True
     )
     try:
