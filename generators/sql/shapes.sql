@@ -70,7 +70,69 @@ SELECT CASE
   ELSE $dtype
 END;
 
--- One row per tensor input of every operator slice: its dimensions and strides as text.
+-- Each recorded dimension of every operator input: `args.Input Dims[i][j]` is dimension j of
+-- input i (a list of tensors has one more level: its keys end in `[i][k][j]`, and each of its
+-- tensors' dimensions count under input i). Read by key prefix from the argument table alone:
+-- looking arguments up slice by slice is what made this module slow on traces with hundreds of
+-- thousands of operators.
+CREATE PERFETTO TABLE _guide_shapes_dim(
+  -- Argument set of the operator slice.
+  arg_set_id ARGSETID,
+  -- The argument's key, e.g. 'args.Input Dims[0][1]'.
+  key STRING,
+  -- Position of the input in the operator's argument list (the first index).
+  input_index LONG,
+  -- Position of the dimension (the last index).
+  dim_index LONG,
+  -- The dimension's size.
+  size LONG
+) AS
+SELECT
+  arg_set_id,
+  key,
+  CAST(substr(key, length('args.Input Dims[') + 1, instr(key, ']') - length('args.Input Dims[') - 1)
+    AS INT) AS input_index,
+  -- The number after the last '[' (rtrim leaves the key up to it; CAST stops at the ']').
+  CAST(substr(key, length(rtrim(key, '0123456789]')) + 1) AS INT) AS dim_index,
+  int_value AS size
+FROM args
+WHERE flat_key = 'args.Input Dims';
+
+-- Each input's dimensions and strides put together, one row per input of an argument set.
+CREATE PERFETTO TABLE _guide_shapes_grouped(
+  -- Argument set of the operator slice.
+  arg_set_id ARGSETID,
+  -- Position of the input in the operator's argument list (0-based).
+  input_index LONG,
+  -- Number of dimensions.
+  ndim LONG,
+  -- Dimensions, comma separated, in order.
+  dims STRING,
+  -- Strides, comma separated, in order; NULL when the trace recorded none.
+  strides STRING,
+  -- Product of the dimensions.
+  numel LONG
+) AS
+WITH
+  stride AS (
+    SELECT arg_set_id, replace(key, 'Input Strides', 'Input Dims') AS key, int_value AS stride
+    FROM args
+    WHERE flat_key = 'args.Input Strides'
+  )
+SELECT
+  d.arg_set_id,
+  d.input_index,
+  COUNT(*) AS ndim,
+  GROUP_CONCAT(d.size, ', ' ORDER BY d.dim_index) AS dims,
+  GROUP_CONCAT(st.stride, ', ' ORDER BY d.dim_index) AS strides,
+  -- SQL has no product aggregate: exp(sum(ln)), rounded (exact for realistic sizes).
+  CAST(ROUND(EXP(SUM(LN(MAX(d.size, 1))))) AS INT) * MIN(MIN(d.size, 1)) AS numel
+FROM _guide_shapes_dim AS d
+LEFT JOIN stride AS st USING (arg_set_id, key)
+GROUP BY d.arg_set_id, d.input_index;
+
+-- One row per tensor input of every operator slice: its dimensions and strides as text. (A list
+-- of tensors gives one row per tensor in it, each with the whole list's dimensions.)
 CREATE PERFETTO TABLE guide_shapes_input(
   -- Slice id of the operator.
   slice_id JOINID(slice.id),
@@ -90,46 +152,36 @@ CREATE PERFETTO TABLE guide_shapes_input(
   element_bytes LONG
 ) AS
 WITH
-  flat AS (
+  -- Materialized: looked up by argument set, the slice table is scanned once per lookup.
+  operator AS MATERIALIZED (SELECT id, arg_set_id FROM slice WHERE arg_set_id IS NOT NULL),
+  input_type AS MATERIALIZED (
     SELECT
-      s.id AS slice_id,
-      CAST(regexp_extract(a.key, 'Dims\[([0-9]+)\]') AS INT) AS input_index,
-      CAST(regexp_extract(a.key, '\]\[([0-9]+)\]$') AS INT) AS dim_index,
-      a.int_value AS size,
-      extract_arg(s.arg_set_id, replace(a.key, 'Input Dims', 'Input Strides')) AS stride
-    FROM slice AS s
-    JOIN args AS a USING (arg_set_id)
-    WHERE a.key LIKE 'args.Input Dims[%][%]'
+      arg_set_id,
+      CAST(substr(key, length('args.Input type[') + 1, instr(key, ']') - length('args.Input type[') - 1)
+        AS INT) AS input_index,
+      string_value AS dtype
+    FROM args
+    WHERE flat_key = 'args.Input type'
   ),
-  win AS (
-    SELECT
-      slice_id,
-      input_index,
-      dim_index,
-      COUNT(*) OVER w AS ndim,
-      GROUP_CONCAT(size, ', ') OVER w AS dims,
-      GROUP_CONCAT(stride, ', ') OVER w AS strides,
-      -- SQL has no product aggregate: exp(sum(ln)), rounded (exact for realistic sizes).
-      CAST(ROUND(EXP(SUM(LN(MAX(size, 1))) OVER w)) AS INT) * MIN(MIN(size, 1)) OVER w AS numel
-    FROM flat
-    WINDOW w AS (
-      PARTITION BY slice_id, input_index ORDER BY dim_index
-      ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING
-    )
-  ),
-  typed AS (
-    SELECT o.*, extract_arg(s.arg_set_id, 'args.Input type[' || o.input_index || ']') AS dtype
-    FROM win AS o
-    JOIN slice AS s ON s.id = o.slice_id
-    WHERE o.dim_index = 0
+  -- The function once per type rather than once per input (a call costs a statement).
+  type_bytes AS MATERIALIZED (
+    SELECT dtype, guide_shapes_elem_bytes(dtype) AS element_bytes
+    FROM (SELECT DISTINCT dtype FROM input_type)
   )
 SELECT
-  slice_id,
-  input_index,
-  ndim,
-  '[' || dims || ']' AS dims,
-  '[' || strides || ']' AS strides,
-  numel,
-  dtype,
-  guide_shapes_elem_bytes(dtype) AS element_bytes
-FROM typed;
+  o.id AS slice_id,
+  g.input_index,
+  g.ndim,
+  '[' || g.dims || ']' AS dims,
+  '[' || g.strides || ']' AS strides,
+  g.numel,
+  t.dtype,
+  b.element_bytes
+FROM _guide_shapes_grouped AS g
+JOIN operator AS o USING (arg_set_id)
+JOIN _guide_shapes_dim AS first_dim
+  ON first_dim.arg_set_id = g.arg_set_id
+  AND first_dim.input_index = g.input_index
+  AND first_dim.dim_index = 0
+LEFT JOIN input_type AS t ON t.arg_set_id = g.arg_set_id AND t.input_index = g.input_index
+LEFT JOIN type_bytes AS b USING (dtype);
