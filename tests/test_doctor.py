@@ -26,6 +26,7 @@ from generators.doctor.detectors import (
     DetectorError,
     load_detectors,
     parse_detector,
+    render_template,
     template_fields,
 )
 from generators.doctor.examine import Report, examine
@@ -107,6 +108,7 @@ def test_detector_fires(det_id: str) -> None:
     assert finding.rows and finding.cost_ns >= 0
     assert "{" not in finding.seen, finding.seen  # every placeholder filled
     assert "{" not in finding.seen_ja and finding.seen_ja, finding.seen_ja
+    assert "[[" not in finding.seen + finding.seen_ja  # optional parts resolved
     for row in finding.rows:
         assert row["dur"] is None or row["dur"] >= 0
         assert row["location"] and row["what"]
@@ -119,6 +121,32 @@ def test_detector_stays_silent(det_id: str) -> None:
     assert not report.failed, report.failed
     assert _finding(report, det_id) is None, f"{det_id} fired on {silent}"
     assert det_id in {d.id for d in report.silent}, f"{det_id} did not run on {silent}"
+
+
+def test_a_clause_without_its_value_is_left_out() -> None:
+    """A ``[[...]]`` part of a ``seen`` template is said only when its placeholders have values:
+    GPU time on a CPU-only capture is dropped from the sentence, not printed as "–"."""
+    template = "{count} operators ({sum(cost_ns)} of CPU[[; GPU {sum(gpu_ns)}]])."
+
+    def fmt(value: object, column: str) -> str:
+        return "–" if value is None else str(value)
+
+    cpu_only = [{"cost_ns": 5, "gpu_ns": None}, {"cost_ns": 7, "gpu_ns": None}]
+    assert render_template(template, cpu_only, {}, fmt) == "2 operators (12 of CPU)."
+    with_gpu = [{"cost_ns": 5, "gpu_ns": 3}, {"cost_ns": 7, "gpu_ns": None}]
+    assert render_template(template, with_gpu, {}, fmt) == "2 operators (12 of CPU; GPU 3)."
+
+
+def test_a_cpu_capture_says_no_gpu_time_in_its_findings() -> None:
+    """The guide's own CPU capture of hand-written attention: the finding speaks of CPU time and
+    leaves the GPU time out, in both languages (a CUDA capture of it states both)."""
+    for device, has_gpu in (("cpu", False), ("cuda", True)):
+        report = doctor(REPO / "artifacts" / device / "attention" / "naive" / "trace.json.gz")
+        finding = _finding(report, "attention-materialised")
+        assert finding is not None, device
+        assert ("GPU time launched" in finding.seen) is has_gpu, finding.seen
+        assert ("GPU" in finding.seen_ja) is has_gpu, finding.seen_ja
+        assert "–" not in finding.seen + finding.seen_ja
 
 
 def test_exact_counts_on_known_traces() -> None:

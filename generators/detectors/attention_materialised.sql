@@ -8,10 +8,10 @@
 -- columns: gpu_ns=GPU time launched, operator=Operator
 -- columns_ja: gpu_ns=起動した GPU 時間, operator=演算子
 -- seen: Operators that built a full sequence × sequence score matrix in memory: {count}
---   ({sum(cost_ns)} of CPU time in them; GPU time launched from them: {sum(gpu_ns)}).
+--   ({sum(cost_ns)} of CPU time in them[[; GPU time launched from them: {sum(gpu_ns)}]]).
 -- seen_ja: 系列長 × 系列長のスコア行列をまるごとメモリ上に作った演算子が {count}
---   個あります（その中で費やされた CPU 時間は {sum(cost_ns)}、そこから起動された GPU 時間は
---   {sum(gpu_ns)}）。
+--   個あります（その中で費やされた CPU 時間は {sum(cost_ns)}[[、そこから起動された GPU
+--   時間は {sum(gpu_ns)}]]）。
 -- why: Attention written by hand (`softmax(q @ k.T) @ v`) or SDPA's math backend writes the score
 --   matrix, sequence length squared per head, to memory and reads it back several times. A fused
 --   kernel (FlashAttention, memory-efficient or cuDNN attention) keeps it on chip.

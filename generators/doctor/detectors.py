@@ -29,7 +29,9 @@ MODULE`` lines) over the trace processor's tables and the ``guide.*`` modules. E
 ``seen``, ``why``, ``try``, ``after``, ``false-positives``
     The finding's prose. ``seen`` is a template over the evidence rows: ``{count}``, a
     parameter ``{name}``, or ``{sum(col)}``, ``{min(col)}``, ``{max(col)}``, ``{first(col)}``,
-    formatted by the column's unit suffix (``generators/units.py``).
+    formatted by the column's unit suffix (``generators/units.py``). A part in ``[[...]]`` is
+    said only where every placeholder in it has a value: a trace without the data (GPU time on a
+    CPU-only capture) drops the clause instead of printing "–" in a sentence.
 ``title_ja``, ``seen_ja``, ``why_ja``, ``try_ja``, ``after_ja``, ``false-positives_ja``
     The same prose in Japanese (the guide's Japanese edition), each beside its English field.
     Every English prose field has its twin, and ``seen_ja`` uses exactly the placeholders of
@@ -75,6 +77,8 @@ _PARAM = re.compile(r"^(\w+)\s*=\s*(-?[0-9]+(?:\.[0-9]+)?)\s+(.+)$")
 _PARAM_JA = re.compile(r"^(\w+)\s+(.+)$")
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 _TEMPLATE = re.compile(r"\{(?:(sum|min|max|first)\((\w+)\)|(\w+))\}")
+#: A part of a template said only when every placeholder in it has a value.
+_OPTIONAL = re.compile(r"\[\[(.*?)\]\]", re.DOTALL)
 _TEMPLATE_TEXT = re.compile(r"\{[^{}]*\}")
 #: A seen_ja placeholder naming a column's Japanese twin: ``(advice_ja)``, read as ``(advice)``
 #: when the two templates are compared.
@@ -369,27 +373,38 @@ def render_template(
     params: dict[str, object],
     fmt,  # (value, column) -> str
 ) -> str:
-    """Fill a ``seen`` template from the evidence rows (all rows, listed or not)."""
+    """Fill a ``seen`` template from the evidence rows (all rows, listed or not); a ``[[...]]``
+    part goes where one of its placeholders has no value."""
 
-    def fill(m: re.Match[str]) -> str:
+    def value_of(m: re.Match[str]) -> object:
         agg, col, plain = m.group(1), m.group(2), m.group(3)
         if plain is not None:
             if plain == "count":
-                return fmt(len(rows), "count")
+                return len(rows)
             if plain in params:
-                return str(params[plain])
+                return params[plain]
             raise DetectorError(f"unknown placeholder {{{plain}}}")
         values = [r[col] for r in rows if r.get(col) is not None]
         if agg == "first":
-            value = rows[0].get(col) if rows else None
-        elif not values:
-            value = None
-        elif agg == "sum":
-            value = sum(values)  # type: ignore[arg-type]
-        elif agg == "min":
-            value = min(values)  # type: ignore[type-var]
-        else:
-            value = max(values)  # type: ignore[type-var]
-        return fmt(value, col)
+            return rows[0].get(col) if rows else None
+        if not values:
+            return None
+        if agg == "sum":
+            return sum(values)  # type: ignore[arg-type]
+        if agg == "min":
+            return min(values)  # type: ignore[type-var]
+        return max(values)  # type: ignore[type-var]
 
-    return _TEMPLATE.sub(fill, template)
+    def fill(m: re.Match[str]) -> str:
+        value = value_of(m)
+        if m.group(3) is not None:
+            return fmt(value, "count") if m.group(3) == "count" else str(value)
+        return fmt(value, m.group(2))
+
+    def optional(m: re.Match[str]) -> str:
+        inner = m.group(1)
+        if any(value_of(p) is None for p in _TEMPLATE.finditer(inner)):
+            return ""
+        return inner
+
+    return _TEMPLATE.sub(fill, _OPTIONAL.sub(optional, template))
