@@ -185,9 +185,10 @@ def trust_query(detectors: list[Detector], lang: str = "en") -> str:
         return [d.id for d in detectors if set(what) & (set(d.relies) | set(d.needs))]
 
     def ids(*groups: list[str]) -> str:
-        """The detectors in any of ``groups``, in the detectors' order, as a SQL literal."""
+        """The detectors in any of ``groups``, in the detectors' order, as a SQL literal (listed
+        as the command line lists them: 「、」 between them in Japanese)."""
         chosen = {i for g in groups for i in g}
-        return _sql_text(", ".join(d.id for d in detectors if d.id in chosen))
+        return _sql_text(("、" if ja else ", ").join(d.id for d in detectors if d.id in chosen))
 
     ja = lang == "ja"
 
