@@ -27,7 +27,7 @@ sys.path.insert(0, str(REPO))
 from generators.perfetto_ui import static_servers  # noqa: E402
 from tests.browser.conftest import CHROMIUM_ARGS, FULL_CHROMIUM_PATH, HEADLESS_SHELL_PATH  # noqa: E402
 from tests.browser.tour import DESKTOP, take_tour, tour_pages  # noqa: E402
-from tests.serving import build_commands  # noqa: E402
+from tests.serving import build_editions  # noqa: E402
 
 OUT_JSON = REPO / "benchmarks" / "browser_cpu.json"
 OUT_MD = REPO / "benchmarks" / "browser_cpu.md"
@@ -44,14 +44,6 @@ def busy_seconds() -> float:
     return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
-def build(destination: Path) -> None:
-    import subprocess
-
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PROFILING_GUIDE_SITE_URL": ""}
-    for command, cache in build_commands(destination):
-        subprocess.run(command, cwd=REPO, env={**env, **cache}, check=True, capture_output=True)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--site", type=Path, help="a built site (both editions); default: build")
@@ -62,7 +54,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         site_dir = args.site or Path(scratch) / "site"
         if args.site is None:
-            build(site_dir)
+            build_editions(site_dir, PROFILING_GUIDE_SITE_URL="")
         pages = tour_pages(site_dir)
         runs: dict[str, list[dict[str, float]]] = {name: [] for name in BROWSERS}
         with static_servers() as servers, sync_playwright() as playwright:

@@ -90,8 +90,8 @@ CREATE PERFETTO TABLE _guide_shapes_dim(
 SELECT
   arg_set_id,
   key,
-  CAST(substr(key, length('args.Input Dims[') + 1, instr(key, ']') - length('args.Input Dims[') - 1)
-    AS INT) AS input_index,
+  -- The number after the first '[' (CAST stops at the ']').
+  CAST(substr(key, instr(key, '[') + 1) AS INT) AS input_index,
   -- The number after the last '[' (rtrim leaves the key up to it; CAST stops at the ']').
   CAST(substr(key, length(rtrim(key, '0123456789]')) + 1) AS INT) AS dim_index,
   int_value AS size
@@ -157,8 +157,7 @@ WITH
   input_type AS MATERIALIZED (
     SELECT
       arg_set_id,
-      CAST(substr(key, length('args.Input type[') + 1, instr(key, ']') - length('args.Input type[') - 1)
-        AS INT) AS input_index,
+      CAST(substr(key, instr(key, '[') + 1) AS INT) AS input_index,
       string_value AS dtype
     FROM args
     WHERE flat_key = 'args.Input type'
