@@ -5,8 +5,8 @@
  *   sideways inside its frame (Material's `.md-typeset__scrollwrap`, the guide's
  *   `.pg-figure__scroll`). A frame whose content is wider than it gets the class `pg-scrolls`
  *   (guide.css draws a fading right edge and a "swipe" line), and `pg-scrolled-end` once the
- *   reader has scrolled to its end. Frames are measured again whenever their size changes (a
- *   rotated phone, a tab selected).
+ *   reader has scrolled to its end. Frames are measured again whenever their size or their
+ *   content's changes (a rotated phone, a tab selected, a font arriving).
  * - Long table cells: a cell (or header) with much text gets `pg-cell--mid`, `--long` or
  *   `--longer`, which keeps its column wide enough on a phone that the row stays a few lines
  *   tall (guide.css). A table whose first column names the rows (text, not numbers) gets
@@ -31,8 +31,10 @@
     );
   }
 
+  // The frame and what it holds are both watched: a table can grow wider inside a frame that
+  // keeps its size (a web font arriving after the first layout), and only its own resize says so.
   var resized = new ResizeObserver(function (entries) {
-    entries.forEach(function (entry) { update(entry.target); });
+    entries.forEach(function (entry) { update(entry.target.closest(FRAMES)); });
   });
 
   function mountFrames() {
@@ -41,9 +43,19 @@
       frame.setAttribute("data-pg-cue", "");
       frame.addEventListener("scroll", function () { update(frame); }, { passive: true });
       resized.observe(frame);
+      frame.querySelectorAll("table, img").forEach(function (content) {
+        resized.observe(content);
+      });
       update(frame);
     });
   }
+
+  // A frame inside a closed <details> is not laid out, and a resize observer may say nothing
+  // about it when it opens: the frames inside are measured again when it does.
+  document.addEventListener("toggle", function (event) {
+    if (!event.target.open) return;
+    event.target.querySelectorAll(FRAMES).forEach(update);
+  }, true);
 
   function markLongCells() {
     document.querySelectorAll(".md-typeset table:not([class]) :is(th, td)").forEach(function (cell) {

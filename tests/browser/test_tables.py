@@ -1,10 +1,11 @@
 """Every table keeps its columns in view on a desktop, reads on a phone, and never breaks a word.
 
 In a 1280 × 900 window, for every page of the built site: no table is wider than the column it
-sits in (so no column hides behind a horizontal scroll bar), with every tab of a tab set selected
-in turn so tables in hidden tabs are measured too; and table cells and the code inside them wrap
-only at spaces and at the wrap points the build inserts (`<wbr>` after `_`, `::`, `.`, `/`), never
-inside a word: their computed `word-break` and `overflow-wrap` are `normal`.
+sits in (so no column hides behind a horizontal scroll bar), with every folded section opened and
+every tab of a tab set selected in turn so tables in hidden tabs are measured too; and table cells
+and the code inside them wrap only at spaces and at the wrap points the build inserts (`<wbr>`
+after `_`, `::`, `.`, `/`), never inside a word: their computed `word-break` and `overflow-wrap`
+are `normal`.
 
 In a 390 × 844 window (a phone), both editions: no header's text takes more than
 ``MAX_HEADER_LINES`` lines (Japanese headers break between phrases, `auto-phrase`, never

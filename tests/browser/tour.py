@@ -48,6 +48,15 @@ BROKEN_IMAGES_JS = """async () => {
 # (Tables shown by more than one tab are measured more than once.)
 TABLES_JS = """async () => {
   const measured = [];
+  const frame = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve)));
+  // Tables in a folded section are measured as a reader sees them: with the section open (not
+  // the folds inside a table's cells, such as a kernel's full name, opened only on purpose).
+  const folded = [...document.querySelectorAll('.md-typeset details:not([open])')]
+    .filter((details) => !details.closest('table'));
+  if (folded.length) {
+    folded.forEach((details) => { details.open = true; });
+    await frame();
+  }
   const measure = () => {
     for (const table of document.querySelectorAll('.md-typeset table:not(.highlighttable)')) {
       if (!table.offsetParent) continue;  // in a hidden tab: measured when its tab is selected
@@ -81,7 +90,6 @@ TABLES_JS = """async () => {
   };
   measure();
   // A table just shown is measured by the page's resize observer before the next frame.
-  const frame = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve)));
   for (const input of document.querySelectorAll('.tabbed-set > input')) {
     input.click();
     await frame();
