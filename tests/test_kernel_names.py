@@ -426,7 +426,7 @@ def test_compiled_triton_kernel_is_counted_as_fused_on_a100() -> None:
     assert [r.family for r in rows] == ["Inductor (Triton)"]
 
 
-# ---- guide.shapes: element types -----------------------------------------------------------------
+# ---- guide.dtypes: element types -----------------------------------------------------------------
 
 ELEMENT_TYPES = [
     ("double", 8, "fp64"),
@@ -450,13 +450,13 @@ ELEMENT_TYPES = [
 
 
 def test_element_bytes_and_labels() -> None:
-    """guide_shapes_elem_bytes / guide_shapes_dtype_label: one mapping for every recorded type."""
+    """guide_dtypes_elem_bytes / guide_dtypes_label: one mapping for every recorded type."""
     literals = " UNION ALL ".join(
         f"SELECT {i} AS i, '{t}' AS t" for i, (t, _, _) in enumerate(ELEMENT_TYPES)
     )
     sql = (
-        "INCLUDE PERFETTO MODULE guide.shapes; "
-        "SELECT i, guide_shapes_elem_bytes(t) AS bytes, guide_shapes_dtype_label(t) AS label "
+        "INCLUDE PERFETTO MODULE guide.dtypes; "
+        "SELECT i, guide_dtypes_elem_bytes(t) AS bytes, guide_dtypes_label(t) AS label "
         f"FROM ({literals}) ORDER BY i"
     )
     with shared_trace(A100_TRITON) as tp:

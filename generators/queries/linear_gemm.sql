@@ -7,7 +7,7 @@
 INCLUDE PERFETTO MODULE guide.gemm;
 INCLUDE PERFETTO MODULE guide.hardware;
 INCLUDE PERFETTO MODULE guide.kernel_names;
-INCLUDE PERFETTO MODULE guide.shapes;
+INCLUDE PERFETTO MODULE guide.dtypes;
 
 -- The first profiled step's GEMMs, in call order.
 WITH first_step AS (SELECT * FROM guide_kineto_profiler_step ORDER BY step LIMIT 1)
@@ -17,7 +17,7 @@ SELECT
   g.n,
   g.k,
   g.m || ' × ' || g.n || ' × ' || g.k AS shape,
-  guide_shapes_dtype_label(g.dtype) AS dtype,
+  guide_dtypes_label(g.dtype) AS dtype,
   g.kernel_name AS kernel,
   guide_kernel_names_summary(g.kernel_name) AS decoded,
   g.flops,
@@ -26,7 +26,7 @@ SELECT
   -- Achieved over the GPU's dense peak for the input type and the kernel's math (NULL on a CPU).
   CASE WHEN g.kernel_dur > 0 THEN 100.0 * g.flops / (g.kernel_dur * 1e3)
     / guide_hardware_peak_tflops(
-      guide_hardware_gemm_math(guide_shapes_dtype_label(g.dtype), g.kernel_name)
+      guide_hardware_gemm_math(guide_dtypes_label(g.dtype), g.kernel_name)
     ) END AS tflops_peak_pct
 FROM guide_gemm_op AS g, first_step AS f
 WHERE g.ts >= f.ts AND g.ts < f.ts + f.dur

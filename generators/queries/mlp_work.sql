@@ -5,6 +5,7 @@
 -- columns_ja: position=#, kind=実行形態, name=名前, decoded=名前が示す内容, op_name=起動元, m=M, n=N, k=K, shape=M × N × K, flops=FLOPs, dur_ns=時間, achieved_tflops=達成性能, tflops_peak_pct=ピーク性能に対する %, achieved_bytes_per_s=帯域幅, bytes_peak_pct=ピーク帯域幅に対する %
 -- shown: kind, name, decoded, op_name, shape, flops, dur_ns, achieved_tflops, tflops_peak_pct, achieved_bytes_per_s, bytes_peak_pct
 INCLUDE PERFETTO MODULE guide.dispatch;
+INCLUDE PERFETTO MODULE guide.dtypes;
 INCLUDE PERFETTO MODULE guide.gemm;
 INCLUDE PERFETTO MODULE guide.hardware;
 INCLUDE PERFETTO MODULE guide.kernel_names;
@@ -38,7 +39,7 @@ SELECT
   -- trace, for which the guide has no peak table.
   CASE WHEN w.kind = 'GPU kernel' AND g.flops IS NOT NULL AND w.dur > 0
     THEN 100.0 * g.flops / (w.dur * 1e3) / guide_hardware_peak_tflops(
-      guide_hardware_gemm_math(guide_shapes_dtype_label(g.dtype), w.name)
+      guide_hardware_gemm_math(guide_dtypes_label(g.dtype), w.name)
     ) END AS tflops_peak_pct,
   CASE WHEN w.kind = 'GPU kernel' AND w.name GLOB '*elementwise_kernel*' AND w.dur > 0
     THEN NULLIF(t.read_bytes + t.write_bytes, 0) * 1e9 / w.dur END AS achieved_bytes_per_s,

@@ -6,12 +6,12 @@
 -- shown: phase, dtype, gemms, gflop, cpu_ns, kernel_ns, achieved_tflops, tflops_peak_pct, kernel_name, math
 INCLUDE PERFETTO MODULE guide.train;
 INCLUDE PERFETTO MODULE guide.hardware;
-INCLUDE PERFETTO MODULE guide.shapes;
+INCLUDE PERFETTO MODULE guide.dtypes;
 
 WITH steps AS (SELECT COUNT(*) AS n FROM guide_train_step)
 SELECT
   g.phase,
-  guide_shapes_dtype_label(g.dtype) AS dtype,
+  guide_dtypes_label(g.dtype) AS dtype,
   COUNT(*) * 1.0 / steps.n AS gemms,
   ROUND(SUM(g.flops) / 1e9 / steps.n, 4) AS gflop,
   CAST(SUM(g.dur) / steps.n AS INT) AS cpu_ns,
@@ -22,12 +22,12 @@ SELECT
   -- That work against what the same kernel time could do at each GEMM's own dense peak (its
   -- input type and the math its kernel names): NULL on a CPU, an unknown GPU or unknown math.
   100.0 * SUM(g.flops) / NULLIF(SUM(g.kernel_dur * 1e3 * guide_hardware_peak_tflops(
-    guide_hardware_gemm_math(guide_shapes_dtype_label(g.dtype), g.kernel_name)
+    guide_hardware_gemm_math(guide_dtypes_label(g.dtype), g.kernel_name)
   )), 0) AS tflops_peak_pct,
   (SELECT g2.kernel_name FROM guide_train_gemm AS g2 WHERE g2.phase = g.phase
     AND g2.dtype = g.dtype ORDER BY g2.kernel_dur DESC LIMIT 1) AS kernel_name,
   (SELECT
-      CASE guide_hardware_gemm_math(guide_shapes_dtype_label(g2.dtype), g2.kernel_name)
+      CASE guide_hardware_gemm_math(guide_dtypes_label(g2.dtype), g2.kernel_name)
         WHEN 'fp32' THEN 'fp32 on CUDA cores (FMA)'
         WHEN 'tf32' THEN 'tf32 on tensor cores'
         WHEN 'bf16' THEN 'bf16 on tensor cores'

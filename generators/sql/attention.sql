@@ -6,7 +6,7 @@
 -- Everything else here works on any Kineto trace, with or without such regions.
 
 INCLUDE PERFETTO MODULE guide.kineto;
-INCLUDE PERFETTO MODULE guide.shapes;
+INCLUDE PERFETTO MODULE guide.dtypes;
 INCLUDE PERFETTO MODULE guide.traffic;
 INCLUDE PERFETTO MODULE guide.windows;
 
@@ -302,7 +302,7 @@ RETURNS TableOrSubquery AS
     extract_arg(o.arg_set_id, 'args.Input Dims[0][1]') AS heads,
     extract_arg(o.arg_set_id, 'args.Input Dims[0][2]') AS seq,
     extract_arg(o.arg_set_id, 'args.Input Dims[0][3]') AS head_dim,
-    guide_shapes_elem_bytes(extract_arg(o.arg_set_id, 'args.Input type[0]')) AS elem_bytes
+    guide_dtypes_elem_bytes(extract_arg(o.arg_set_id, 'args.Input type[0]')) AS elem_bytes
   FROM reg AS r
   LEFT JOIN shape_op AS o ON o.region_id = r.id AND o.rn = 1
 );

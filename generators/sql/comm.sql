@@ -4,7 +4,7 @@
 -- The guide's one definition of a communication kernel and of exposed communication: the
 -- doctor's `comm-exposed` detector and its cross-rank section (guide.ranks) both read them here.
 INCLUDE PERFETTO MODULE guide.kineto;
-INCLUDE PERFETTO MODULE guide.shapes;
+INCLUDE PERFETTO MODULE guide.dtypes;
 INCLUDE PERFETTO MODULE guide.windows;
 
 -- The collective a communication kernel runs: from the collective's name where the trace records
@@ -85,7 +85,7 @@ WITH
       guide_comm_kind(name, EXTRACT_ARG(arg_set_id, 'args.Collective name')) AS kind,
       EXTRACT_ARG(arg_set_id, 'args.Process Group Name') AS process_group,
       EXTRACT_ARG(arg_set_id, 'args.In msg nelems')
-        * guide_shapes_elem_bytes(EXTRACT_ARG(arg_set_id, 'args.dtype')) AS msg_bytes
+        * guide_dtypes_elem_bytes(EXTRACT_ARG(arg_set_id, 'args.dtype')) AS msg_bytes
     FROM guide_kineto_gpu_activity
     WHERE category = 'kernel' AND name GLOB '*[nNrR][cC][cC][lL]*'
   )

@@ -151,7 +151,7 @@ LEFT JOIN guide_hardware_peak AS p ON c.name GLOB p.name_glob;
 -- name says so (`tf32`, or an MMA instruction shape), and on the FMA units when it names them
 -- (`sgemm`, `ffma`); NULL when neither is stated, or for any other type.
 CREATE PERFETTO FUNCTION guide_hardware_gemm_math(
-  -- Input type label as guide_shapes_dtype_label gives it ('bf16', 'fp32', 'fp8 e4m3fn'...), or
+  -- Input type label as guide_dtypes_label gives it ('bf16', 'fp32', 'fp8 e4m3fn'...), or
   -- NULL to read it from the kernel name.
   dtype STRING,
   -- Name of the kernel that ran the multiply (NULL on a CPU trace).

@@ -3,7 +3,7 @@
 -- kernels chosen. The window macros take any table of CPU windows, so the same SQL measures a
 -- forward of this guide's model or a module of any other model's trace.
 INCLUDE PERFETTO MODULE guide.kineto;
-INCLUDE PERFETTO MODULE guide.shapes;
+INCLUDE PERFETTO MODULE guide.dtypes;
 INCLUDE PERFETTO MODULE guide.windows;
 
 -- Every model forward of every profiled `generate` call: the prefill, then one decode per token.
@@ -335,7 +335,7 @@ SELECT
   track_id,
   extract_arg(arg_set_id, 'args.Input Dims[1][0]')
     * extract_arg(arg_set_id, 'args.Input Dims[1][1]')
-    * guide_shapes_elem_bytes(extract_arg(arg_set_id, 'args.Input type[1]')) AS weight_bytes
+    * guide_dtypes_elem_bytes(extract_arg(arg_set_id, 'args.Input type[1]')) AS weight_bytes
 FROM guide_kineto_slice
 WHERE name = 'aten::linear';
 
@@ -368,7 +368,7 @@ SELECT
     * extract_arg(arg_set_id, 'args.Input Dims[1][1]')
     * extract_arg(arg_set_id, 'args.Input Dims[1][2]')
     * extract_arg(arg_set_id, 'args.Input Dims[1][3]')
-    * guide_shapes_elem_bytes(extract_arg(arg_set_id, 'args.Input type[1]')) AS kv_bytes
+    * guide_dtypes_elem_bytes(extract_arg(arg_set_id, 'args.Input type[1]')) AS kv_bytes
 FROM guide_kineto_slice
 WHERE name = 'aten::scaled_dot_product_attention';
 

@@ -15,7 +15,7 @@
 -- inputs and its name (guide_traffic_write_numel).
 
 INCLUDE PERFETTO MODULE guide.kineto;
-INCLUDE PERFETTO MODULE guide.shapes;
+INCLUDE PERFETTO MODULE guide.dtypes;
 
 -- Number of elements of an operator's i-th input tensor (from `args.Input Dims[i][*]`), or
 -- NULL when that input is not a tensor with recorded dimensions.
@@ -52,7 +52,7 @@ CREATE PERFETTO FUNCTION guide_traffic_input_bytes(
 RETURNS LONG AS
 SELECT CASE
   WHEN extract_arg($arg_set_id, 'args.Input Dims[' || $i || '][0]') IS NULL THEN NULL
-  ELSE guide_shapes_elem_bytes(extract_arg($arg_set_id, 'args.Input type[' || $i || ']'))
+  ELSE guide_dtypes_elem_bytes(extract_arg($arg_set_id, 'args.Input type[' || $i || ']'))
     * (CASE WHEN extract_arg($arg_set_id, 'args.Input Strides[' || $i || '][0]') = 0 THEN 1
         ELSE extract_arg($arg_set_id, 'args.Input Dims[' || $i || '][0]') END)
     * (CASE WHEN extract_arg($arg_set_id, 'args.Input Strides[' || $i || '][1]') = 0 THEN 1
@@ -154,10 +154,10 @@ SELECT CASE
       'aten::logical_not', 'aten::all', 'aten::any'
     ) THEN 1
   WHEN $name = 'aten::where' THEN COALESCE(NULLIF(MAX(
-      COALESCE(guide_shapes_elem_bytes(extract_arg($arg_set_id, 'args.Input type[1]')), 0),
-      COALESCE(guide_shapes_elem_bytes(extract_arg($arg_set_id, 'args.Input type[2]')), 0)
+      COALESCE(guide_dtypes_elem_bytes(extract_arg($arg_set_id, 'args.Input type[1]')), 0),
+      COALESCE(guide_dtypes_elem_bytes(extract_arg($arg_set_id, 'args.Input type[2]')), 0)
     ), 0), 4)
-  ELSE guide_shapes_elem_bytes(extract_arg($arg_set_id, 'args.Input type[0]'))
+  ELSE guide_dtypes_elem_bytes(extract_arg($arg_set_id, 'args.Input type[0]'))
 END;
 
 -- Tensor operands per element of a multi-tensor optimizer operator (`aten::_foreach_*`,

@@ -12,7 +12,7 @@
 INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.windows;
 INCLUDE PERFETTO MODULE guide.gemm;
-INCLUDE PERFETTO MODULE guide.shapes;
+INCLUDE PERFETTO MODULE guide.dtypes;
 INCLUDE PERFETTO MODULE guide.traffic;
 
 -- The phase a CPU annotation marks, from its name; NULL for any other slice. The names PyTorch
@@ -495,7 +495,7 @@ SELECT
   id,
   name,
   guide_traffic_input_numel(arg_set_id, i) AS numel,
-  guide_shapes_elem_bytes(extract_arg(arg_set_id, 'args.Input type[' || i || ']')) AS elem_bytes
+  guide_dtypes_elem_bytes(extract_arg(arg_set_id, 'args.Input type[' || i || ']')) AS elem_bytes
 FROM param
 WHERE guide_traffic_input_numel(arg_set_id, i) IS NOT NULL;
 
