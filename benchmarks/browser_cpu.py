@@ -26,7 +26,7 @@ sys.path.insert(0, str(REPO))
 
 from generators.perfetto_ui import static_servers  # noqa: E402
 from tests.browser.conftest import CHROMIUM_ARGS, FULL_CHROMIUM_PATH, HEADLESS_SHELL_PATH  # noqa: E402
-from tests.browser.tour import DESKTOP, take_tour, tour_pages  # noqa: E402
+from tests.browser.tour import take_tour, tour_pages  # noqa: E402
 from tests.serving import build_editions  # noqa: E402
 
 OUT_JSON = REPO / "benchmarks" / "browser_cpu.json"
@@ -65,7 +65,7 @@ def main() -> None:
                         executable_path=str(executable), args=CHROMIUM_ARGS, headless=True
                     )
                     cpu, wall = busy_seconds(), time.perf_counter()
-                    take_tour(browser, site, site_dir, pages, DESKTOP)
+                    take_tour(browser, site, site_dir, pages)
                     run = {
                         "cpu_s": round(busy_seconds() - cpu, 1),
                         "wall_s": round(time.perf_counter() - wall, 1),

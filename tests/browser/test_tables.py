@@ -12,7 +12,9 @@ In a 390 × 844 window (a phone), both editions: no header's text takes more tha
 inside a word such as フェーズ), no row is taller than ``MAX_ROW_PX``; a table wider than the screen
 scrolls inside its frame, which says so (the ``pg-scrolls`` cue).
 
-Each page is measured on the run's one tour of the site at each width (tests/browser/tour.py).
+Each page is measured on the run's one tour of the site (tests/browser/tour.py), on a phone with
+the desktop window resized; the last test checks that a page loaded in a phone's window shows the
+same.
 """
 
 from __future__ import annotations
@@ -71,4 +73,42 @@ def test_tables_read_on_a_phone(tours: Tours) -> None:
             if table["scrolls"] and not table["cue"]:
                 problems.append(f"{where}: scrolls sideways with no cue that it does")
     assert checked > 40, f"only {checked} tables measured"
+    assert not problems, "\n".join(problems)
+
+
+#: Layout measurements may differ by this much between a resized page and a fresh load (px):
+#: sub-pixel rounding of the same layout.
+SAME_LAYOUT_PX = 1
+
+
+def _close(a: object, b: object) -> bool:
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return abs(a - b) <= SAME_LAYOUT_PX
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
+    return a == b
+
+
+def test_a_page_resized_to_a_phone_lays_out_as_one_loaded_there(tours: Tours) -> None:
+    """The phone checks above measure pages resized from a desktop window to a phone's
+    (tests/browser/tour.py). A few pages of each edition, loaded afresh in a phone's window,
+    show the same tables (header lines, row heights, scrolling and its cue), the same figures
+    (width shown, frame, cue) and the same page width."""
+    fresh = tours.phone_fresh()
+    resized = tours.phone()
+    assert len(fresh) >= 4 and any(rel.startswith("ja/") for rel in fresh), list(fresh)
+    problems: list[str] = []
+    for rel, loaded in fresh.items():
+        shown = resized[rel]
+        assert loaded.tables or loaded.figures, f"{rel}: nothing measured"
+        if not _close(loaded.tables, shown.tables):
+            problems.append(f"{rel}: tables {loaded.tables} loaded, {shown.tables} resized")
+        layout = [{k: v for k, v in f.items() if k != "sizes"} for f in loaded.figures]
+        layout_resized = [{k: v for k, v in f.items() if k != "sizes"} for f in shown.figures]
+        if not _close(layout, layout_resized):
+            problems.append(f"{rel}: figures {layout} loaded, {layout_resized} resized")
+        if loaded.width != shown.width:
+            problems.append(f"{rel}: {loaded.width} px wide loaded, {shown.width} px resized")
     assert not problems, "\n".join(problems)

@@ -1,13 +1,17 @@
-"""One tour of the built site per window size, shared by the layout and page-load checks.
+"""One tour of the built site, shared by the layout and page-load checks.
 
-Every page of both editions is loaded once in a desktop window, and every page with a table or a
-figure once in a phone window, and everything the browser checks need is measured on that one
-visit: the console errors and uncaught exceptions, the requests made, broken images and the title
-(on a desktop), every table (each tab of a tab set selected in turn) and every figure (its
-smallest text at the width shown, its frame), and on a phone the page's settled width.
+Every page of both editions is loaded once in a desktop window and measured; every page with a
+table or a figure is then measured again with the window resized to a phone's (the page's scripts
+measure their frames again on a resize, as on a rotated tablet), which costs a layout, not a
+second load. Everything the browser checks need is measured on that one visit: the console
+errors and uncaught exceptions, the requests made, broken images and the title (on a desktop),
+every table (each folded section opened, each tab of a tab set selected in turn) and every figure
+(its smallest text at the width shown, its frame), and on a phone the page's settled width.
 ``tests/browser/test_tables.py``, ``test_figures.py`` and the nav-page checks of ``test_site.py``
 and ``test_japanese.py`` assert on the results: each page is laid out once per width instead of
-once per check.
+once per check. A few pages are also loaded afresh in a phone's window, and a test compares what
+they show with the resized pages (``test_tables.py``), so that the shortcut is checked, not
+assumed.
 
 The browser window refuses every request to another host, as the ``context`` fixture does (the
 guide's pages must work from 127.0.0.1 alone), and records it.
@@ -26,7 +30,7 @@ from tests.browser.perfetto_ui import NON_LOCAL
 from tests.browser.search_index import index_once
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Route
+    from playwright.sync_api import Browser, BrowserContext, Page, Route
 
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
@@ -53,7 +57,12 @@ TABLES_JS = """async () => {
   // the folds inside a table's cells, such as a kernel's full name, opened only on purpose).
   const folded = [...document.querySelectorAll('.md-typeset details:not([open])')]
     .filter((details) => !details.closest('table'));
-  if (folded.length) {
+  // Each tab set starts on its first tab, as the page loads (a page measured before at another
+  // width was left on its last ones), so that tables are measured in the same order.
+  const firstTabs = [...document.querySelectorAll('.tabbed-set > input:first-child')]
+    .filter((input) => !input.checked);
+  firstTabs.forEach((input) => input.click());
+  if (folded.length || firstTabs.length) {
     folded.forEach((details) => { details.open = true; });
     await frame();
   }
@@ -98,9 +107,9 @@ TABLES_JS = """async () => {
   return measured;
 }"""
 
-# For the index-th figure: select its tab if it is in one, load the image and its SVG, and
-# measure. Font sizes are read from each <text>'s computed style inside the parsed SVG.
-FIGURE_JS = """async (index) => {
+# For the index-th figure: select its tab if it is in one, load the image and measure it; with
+# withText, also fetch its SVG and read each <text>'s font size from its style.
+FIGURE_JS = """async ([index, withText]) => {
   const figure = document.querySelectorAll('figure.pg-figure')[index];
   const block = figure.closest('.tabbed-block');
   if (block) {
@@ -112,7 +121,7 @@ FIGURE_JS = """async (index) => {
   img.loading = 'eager';
   await img.decode();
   const shown = img.getBoundingClientRect().width;
-  const text = await (await fetch(img.src)).text();
+  const text = withText ? await (await fetch(img.src)).text() : '<svg/>';
   const svg = new DOMParser().parseFromString(text, 'image/svg+xml').documentElement;
   const viewBox = (svg.getAttribute('viewBox') || '').trim().split(/[\\s,]+/).map(Number);
   const sizes = [];
@@ -189,11 +198,42 @@ def tour_pages(site_dir: Path, *, laid_out: bool = False) -> list[str]:
 LAID_OUT = ("<table>", 'class="pg-figure"')
 
 
-def take_tour(
-    chromium: Browser, site: str, site_dir: Path, pages: list[str], viewport: dict[str, int]
-) -> dict[str, PageVisit]:
-    """Each page loaded in turn in one tab of a fresh window of size ``viewport``, measured
-    (each edition's search index built on its first page only: tests/browser/search_index.py)."""
+#: A layout measured on a page resized to a phone's window must be the one a page loaded in a
+#: phone's window gets: the first pages of each edition with something to lay out are also loaded
+#: afresh in a phone's window, and the two measurements compared (:meth:`Tours.phone_fresh`).
+FRESH_PHONE_PAGES_PER_EDITION = 2
+
+#: Waits for the frame after the next layout (resize observers have run by then).
+NEXT_FRAME_JS = "() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 50)))"
+
+
+def _measure_layout(page: Page, visit: PageVisit, figure_text: list[dict[str, Any]] | None) -> None:
+    """Tables and figures as the page shows them at its current width. ``figure_text``: the
+    figures' text sizes measured before on the same page (they do not depend on the width), so
+    that each SVG is fetched and parsed once per page."""
+    visit.tables = page.evaluate(TABLES_JS)
+    count = page.locator("figure.pg-figure").count()
+    visit.figures = [page.evaluate(FIGURE_JS, [i, figure_text is None]) for i in range(count)]
+    if figure_text is not None:
+        for figure, known in zip(visit.figures, figure_text, strict=True):
+            figure.update({key: known[key] for key in FIGURE_TEXT_KEYS})
+
+
+#: What FIGURE_JS reads from the SVG itself rather than from the page's layout.
+FIGURE_TEXT_KEYS = ("viewBoxWidth", "sizes")
+
+
+def _phone_layout(page: Page, visit: PageVisit, desktop: PageVisit | None) -> None:
+    """The phone's measurements of the page shown: tables, figures and the settled width."""
+    page.evaluate(NEXT_FRAME_JS)
+    _measure_layout(page, visit, desktop.figures if desktop else None)
+    visit.width = page.evaluate(SETTLED_WIDTH_JS)
+
+
+def _window(
+    chromium: Browser, site: str, site_dir: Path, viewport: dict[str, int]
+) -> BrowserContext:
+    """A fresh window of size ``viewport`` that refuses every request to another host."""
     context = chromium.new_context(viewport=viewport)  # type: ignore[arg-type]
 
     def refuse(route: Route) -> None:
@@ -201,7 +241,24 @@ def take_tour(
 
     context.route(NON_LOCAL, refuse)
     index_once(context, site, site_dir)
-    visits: dict[str, PageVisit] = {}
+    return context
+
+
+def take_tour(
+    chromium: Browser,
+    site: str,
+    site_dir: Path,
+    pages: list[str],
+    phone_pages: frozenset[str] = frozenset(),
+) -> tuple[dict[str, PageVisit], dict[str, PageVisit]]:
+    """Each page loaded in turn in one tab of a fresh desktop window and measured there; each of
+    ``phone_pages`` then measured again with the window resized to a phone's, as a resized
+    window or a rotated tablet shows it (the page's scripts measure again on a resize), before
+    the next page loads. Returns the desktop visits and the phone visits (each edition's search
+    index built on its first page only: tests/browser/search_index.py)."""
+    context = _window(chromium, site, site_dir, DESKTOP)
+    desktop: dict[str, PageVisit] = {}
+    phone: dict[str, PageVisit] = {}
     try:
         page = context.new_page()
         current: list[PageVisit] = []
@@ -211,24 +268,39 @@ def take_tour(
         )
         page.on("pageerror", lambda e: current[-1].errors.append(f"uncaught: {e}"))
         page.on("request", lambda r: current[-1].requested.append(r.url) if current else None)
-        phone = viewport["width"] < DESKTOP["width"]
         for rel in pages:
             visit = PageVisit(rel.removeprefix("/"))
             current.append(visit)
+            page.set_viewport_size(DESKTOP)  # type: ignore[arg-type]
             page.goto(urljoin(site, visit.rel), wait_until="load")
-            if not phone:  # the page-load checks read the desktop tour
-                visit.broken_images = page.evaluate(BROKEN_IMAGES_JS)
-            if phone:  # resize observers mark the frames that scroll in the frame after layout
-                page.evaluate(
-                    "() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 50)))"
-                )
-            visit.tables = page.evaluate(TABLES_JS)
-            count = page.locator("figure.pg-figure").count()
-            visit.figures = [page.evaluate(FIGURE_JS, i) for i in range(count)]
+            visit.broken_images = page.evaluate(BROKEN_IMAGES_JS)
+            _measure_layout(page, visit, None)
             title = page.locator("article h1").first
             visit.title = title.inner_text() if title.count() else ""
-            if phone:
-                visit.width = page.evaluate(SETTLED_WIDTH_JS)
+            desktop[visit.rel] = visit
+            if rel in phone_pages:
+                narrow = PageVisit(visit.rel, title=visit.title)
+                current.append(narrow)
+                page.set_viewport_size(PHONE)  # type: ignore[arg-type]
+                _phone_layout(page, narrow, visit)
+                phone[narrow.rel] = narrow
+    finally:
+        context.close()
+    return desktop, phone
+
+
+def fresh_phone_visits(
+    chromium: Browser, site: str, site_dir: Path, pages: list[str]
+) -> dict[str, PageVisit]:
+    """``pages`` each loaded afresh in a phone's window and measured as :func:`take_tour` does."""
+    context = _window(chromium, site, site_dir, PHONE)
+    visits: dict[str, PageVisit] = {}
+    try:
+        page = context.new_page()
+        for rel in pages:
+            visit = PageVisit(rel.removeprefix("/"))
+            page.goto(urljoin(site, visit.rel), wait_until="load")
+            _phone_layout(page, visit, None)
             visits[visit.rel] = visit
     finally:
         context.close()
@@ -236,26 +308,38 @@ def take_tour(
 
 
 class Tours:
-    """The tours of the built site, taken on first use and kept for the whole run."""
+    """The tour of the built site, taken on first use and kept for the whole run."""
 
     def __init__(self, chromium: Browser, site: str, site_dir: Path) -> None:
         self._chromium, self._site, self._site_dir = chromium, site, site_dir
-        self._taken: dict[str, dict[str, PageVisit]] = {}
+        self._taken: tuple[dict[str, PageVisit], dict[str, PageVisit]] | None = None
+        self._fresh: dict[str, PageVisit] | None = None
 
-    def _at(self, name: str, viewport: dict[str, int]) -> dict[str, PageVisit]:
-        if name not in self._taken:
-            pages = tour_pages(self._site_dir, laid_out=viewport is PHONE)
-            self._taken[name] = take_tour(
-                self._chromium, self._site, self._site_dir, pages, viewport
+    def _tour(self) -> tuple[dict[str, PageVisit], dict[str, PageVisit]]:
+        if self._taken is None:
+            laid_out = frozenset(tour_pages(self._site_dir, laid_out=True))
+            self._taken = take_tour(
+                self._chromium, self._site, self._site_dir, tour_pages(self._site_dir), laid_out
             )
-        return self._taken[name]
+        return self._taken
 
     def desktop(self) -> dict[str, PageVisit]:
-        return self._at("desktop", DESKTOP)
+        return self._tour()[0]
 
     def phone(self) -> dict[str, PageVisit]:
-        """The pages with a table or a figure, in a phone's window."""
-        return self._at("phone", PHONE)
+        """The pages with a table or a figure, resized to a phone's window."""
+        return self._tour()[1]
+
+    def phone_fresh(self) -> dict[str, PageVisit]:
+        """A few of those pages loaded afresh in a phone's window
+        (:data:`FRESH_PHONE_PAGES_PER_EDITION` of each edition)."""
+        if self._fresh is None:
+            laid_out = tour_pages(self._site_dir, laid_out=True)
+            sample = [rel for rel in laid_out if not rel.startswith("ja/")][
+                :FRESH_PHONE_PAGES_PER_EDITION
+            ] + [rel for rel in laid_out if rel.startswith("ja/")][:FRESH_PHONE_PAGES_PER_EDITION]
+            self._fresh = fresh_phone_visits(self._chromium, self._site, self._site_dir, sample)
+        return self._fresh
 
 
 @pytest.fixture(scope="session")
