@@ -94,3 +94,18 @@ def trace_values(step: str, variant: str, query: str, *, cpu_ok: bool = True) ->
     rows = _trace_query(step, variant, query, cpu_ok).rows
     assert len(rows) == 1, f"{query} returned {len(rows)} rows"
     return rows[0]
+
+
+@functools.lru_cache(maxsize=2)
+def trace_events(step: str, variant: str, *, exact: bool) -> list[dict]:
+    """The events of a variant's trace file, parsed in Python (the claims a test checks against
+    the file itself, apart from the trace processor): ``exact`` with numbers as Decimals
+    (:func:`generators.trace_json.load_events`), otherwise as floats, as the importer reads them
+    (:func:`~generators.trace_json.load_trace_fast`). A large trace takes seconds to parse and
+    several claims read the same one in a row: the last two are kept (hundreds of MB each for an
+    LLM trace; a test module that reads them calls ``trace_events.cache_clear()`` as it ends).
+    The lists are shared: a test must not change them."""
+    from generators.trace_json import load_events, load_trace_fast
+
+    path = variant_dir(step, variant, cpu_ok=False) / "trace.json.gz"
+    return load_events(path) if exact else load_trace_fast(path)

@@ -9,14 +9,31 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+from collections.abc import Iterator
 
 import pytest
 
-from tests.claims import capture_record, needs_cuda, shown_device, table, trace_table, values
+from tests.claims import (
+    capture_record,
+    needs_cuda,
+    shown_device,
+    table,
+    trace_events,
+    trace_table,
+    values,
+)
 
 # Tests that read the same traces run in one worker process when `make test TEST_WORKERS=N` shares
 # the suite out, so that each trace is imported once (tests/open_traces.py).
 pytestmark = pytest.mark.xdist_group("llm-traces")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _forget_parsed_traces() -> Iterator[None]:
+    """The parsed trace files this module's claims share (tests/claims.py) go when it ends."""
+    yield
+    trace_events.cache_clear()
+
 
 STEP = "llm"
 EAGER, BATCH, LAYERS, GRAPHS = "eager_b1", "eager_b8", "eager_b1_layers", "static_compiled_b1"
@@ -882,10 +899,8 @@ def test_decode_kernels_gemv_under_peak_and_many_small_kernels() -> None:
     dropped = rows["dropped by the trace processor"]
     assert float(dropped["kernels"]) == pytest.approx(d["dropped_kernels_per_token"])
     assert dropped["kernel_ns"] == ""
-    from generators.trace_json import load_events
-    from tests.claims import variant_dir
 
-    events = load_events(variant_dir(STEP, EAGER, cpu_ok=False) / "trace.json.gz")
+    events = trace_events(STEP, EAGER, exact=True)
     gemvs = {e["name"] for e in events if e.get("cat") == "kernel" and "nvjet" in e["name"]}
     assert any("_64x8_" in n for n in gemvs) and any("_8x64_" in n for n in gemvs)
 
@@ -918,8 +933,7 @@ def test_split_k_reduce_kernels_overlap_their_gemm_and_are_dropped() -> None:
     drops each such kernel (stats: E events, all kernels, the same number as the launches
     without a kernel) ... K stay, D are dropped ... launched with cudaLaunchKernelExC, where every
     other kernel goes through cudaLaunchKernel or cuLaunchKernel(Ex)'."""
-    from generators.trace_json import find_partial_overlaps, load_events
-    from tests.claims import variant_dir
+    from generators.trace_json import find_partial_overlaps
 
     d = _decode(EAGER, cpu_ok=False)
     layers = _settings(EAGER, cpu_ok=False)["model"]["num_hidden_layers"]
@@ -928,7 +942,7 @@ def test_split_k_reduce_kernels_overlap_their_gemm_and_are_dropped() -> None:
     assert kept + dropped == pytest.approx(d["splitk_gemms_per_token"])
     assert d["importer_dropped_events"] == d["trace_dropped_kernels"] > 0
     assert d["splitk_reduce_launch"] == d["dropped_kernel_launch"] == "cudaLaunchKernelExC"
-    events = load_events(variant_dir(STEP, EAGER, cpu_ok=False) / "trace.json.gz")
+    events = trace_events(STEP, EAGER, exact=True)
     overlaps = find_partial_overlaps(events)
     assert len(overlaps) == d["importer_dropped_events"]
     for o in overlaps:
@@ -967,8 +981,7 @@ def test_split_k_overlaps_are_a_few_timestamp_steps() -> None:
     before its GEMM's recorded end, against GEMMs that run for microseconds ... nearly every
     kernel's duration in this trace is a whole multiple of S, so the overlap is one to three of
     those steps'."""
-    from generators.trace_json import load_trace_fast, to_ns
-    from tests.claims import variant_dir
+    from generators.trace_json import to_ns
 
     d = _decode(EAGER, cpu_ok=False)
     ko = values(STEP, EAGER, cpu_ok=False)["kernel_overlaps"]
@@ -977,7 +990,7 @@ def test_split_k_overlaps_are_a_few_timestamp_steps() -> None:
     assert step - 1 <= ko["overlap_min_ns"] and ko["overlap_max_ns"] <= 3 * step + 1
     gemm_mean_ns = d["gemm_ns_per_token"] / d["gemm_kernels_per_token"]
     assert gemm_mean_ns > 1_000 and gemm_mean_ns > 20 * ko["overlap_max_ns"]
-    events = load_trace_fast(variant_dir(STEP, EAGER, cpu_ok=False) / "trace.json.gz")
+    events = trace_events(STEP, EAGER, exact=False)
     durations = [to_ns(e["dur"]) for e in events if e.get("cat") == "kernel" and e.get("ph") == "X"]
     near = sum(min(x % step, -x % step) <= 1 for x in durations)
     assert near > 0.98 * len(durations)  # "nearly every kernel's duration"
@@ -1041,8 +1054,7 @@ def test_other_captures_reduce_kernels_wait_for_their_gemm() -> None:
     inside a CUDA graph do kernels follow more closely, from E after. So this trace's reduce
     kernels start about a microsecond earlier than a kernel launched on its own usually can, far
     more than a timestamp step or two'."""
-    from generators.trace_json import kernel_overlaps, load_trace_fast, to_ns
-    from tests.claims import variant_dir
+    from generators.trace_json import kernel_overlaps, to_ns
 
     graphs = values(STEP, GRAPHS, cpu_ok=False)["kernel_gaps"]
     assert graphs["splitk_reduce_kernels"] > 0 and graphs["splitk_reduce_overlaps"] == 0
@@ -1072,7 +1084,7 @@ def test_other_captures_reduce_kernels_wait_for_their_gemm() -> None:
     assert graphs["other_min_gap_ns"] < 0.25 * floor
     # The SQL misses the eager trace's dropped reduce kernels, so a kernel after one of them could
     # seem to follow later than it does: the file itself gives the same closest gap.
-    events = load_trace_fast(variant_dir(STEP, EAGER, cpu_ok=False) / "trace.json.gz")
+    events = trace_events(STEP, EAGER, exact=False)
     streams: dict[tuple[str, str], list[tuple[int, int, str]]] = {}
     for e in events:
         if e.get("ph") == "X" and e.get("cat") == "kernel":
@@ -1129,8 +1141,7 @@ def test_dropped_reduce_kernels_make_the_busy_share_slightly_low(variant: str) -
     slightly low: the importer dropped split-K reduce kernels from both traces'. The dropped
     kernels run past the end of the GEMM they overlap, so the GPU's busy time with them is longer
     than without, by a little."""
-    from generators.trace_json import find_partial_overlaps, load_trace_fast, perfetto_ns
-    from tests.claims import variant_dir
+    from generators.trace_json import find_partial_overlaps, perfetto_ns
 
     d = _decode(variant, cpu_ok=False)
     assert d["dropped_kernels_per_token"] > 0
@@ -1138,7 +1149,7 @@ def test_dropped_reduce_kernels_make_the_busy_share_slightly_low(variant: str) -
         d["dropped_kernels_per_token"] / _decode(EAGER, cpu_ok=False)["dropped_kernels_per_token"]
     )
     assert 0.9 <= ratio <= 1.1  # "about as many"
-    events = load_trace_fast(variant_dir(STEP, variant, cpu_ok=False) / "trace.json.gz")
+    events = trace_events(STEP, variant, exact=False)
     dropped = {id(o.event) for o in find_partial_overlaps(events)}
     assert len(dropped) == d["importer_dropped_events"]
     kept, every = [], []
