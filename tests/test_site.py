@@ -1114,6 +1114,24 @@ def _snapshot_set(root: Path, device: str, *, snapshot: bool, stale: bool) -> ob
     return hook.DeviceSet(device, root / device, manifest)
 
 
+def test_a_misspelt_capture_value_fails_even_on_a_stale_cuda_capture(tmp_path: Path) -> None:
+    """A stale CUDA capture lacks the profiler-off timings today's workload writes, and the page
+    then says a recapture would bring them; but only for a value the CPU set, captured with
+    today's workload, has. A key it lacks too is a misspelt placeholder: the build fails."""
+    config = {"extra": {}, "site_url": "", "theme": {"language": "en"}}
+    cuda = _snapshot_set(tmp_path / "a", "cuda", snapshot=False, stale=True)
+    cpu = _snapshot_set(tmp_path / "a", "cpu", snapshot=False, stale=False)
+    (cpu.root / "train" / "memory" / "values.json").write_text(
+        json.dumps({"capture": {"warmup_s": 0.0, "step_median_s": 0.1}})
+    )
+    renderer = hook.Renderer({"cuda": cuda, "cpu": cpu}, "part-5/03-memory-and-precision/", config)
+    ((_, written),) = hook.parse_calls('{{ value("train", "memory", "capture.step_median_s") }}')
+    assert 'class="pg-needs-cuda"' in renderer.render(written)
+    ((_, misspelt),) = hook.parse_calls('{{ value("train", "memory", "capture.step_mediam_s") }}')
+    with pytest.raises(hook.PlaceholderError, match=r"no value 'capture\.step_mediam_s'"):
+        renderer.render(misspelt)
+
+
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_capture_file_links_the_snapshot_or_says_it_needs_a_recapture(
     tmp_path: Path, lang: str

@@ -328,6 +328,18 @@ class Renderer:
         """The text in this edition's language: each translation sits beside its English."""
         return translated(self.lang, en, ja)
 
+    def written_now(self, call: Call, key: str) -> bool:
+        """Whether today's workload writes the value ``key``, as far as the captures show: the
+        CPU set (captured with the current code) has it for the same variant, or has no capture
+        of that variant to say otherwise (a CUDA-only variant). A misspelt key is then an
+        error, not a notice that a recapture would bring it."""
+        cpu = self.sets.get("cpu")
+        if cpu is None or not cpu.has_variant(call.step, call.variant):
+            return True
+        query, _, column = key.partition(".")
+        path = cpu.file(call.step, call.variant, "values.json")
+        return path.exists() and column in json.loads(path.read_text()).get(query, {})
+
     def stale(self, call: Call, ds: DeviceSet) -> bool:
         """Whether the workload code behind this capture has changed since it was made."""
         record = ds.manifest["files"].get(f"{call.step}/{call.variant}/{CAPTURE_FILE}", {})
@@ -496,7 +508,8 @@ class Renderer:
         key = str(call.args[2])
         query, _, column = key.partition(".")
         values = json.loads(paths[0].read_text())
-        if query == "capture" and column not in values.get(query, {}):
+        missing = query == "capture" and column not in values.get(query, {})
+        if missing and self.written_now(call, key):
             return self.needs_recapture(call, ds, f"the capture record's {column}")
         if query not in values or column not in values[query]:
             known = ", ".join(f"{q}.{c}" for q, cols in values.items() for c in cols)
