@@ -98,13 +98,14 @@ def trace_values(step: str, variant: str, query: str, *, cpu_ok: bool = True) ->
 
 @functools.lru_cache(maxsize=2)
 def trace_events(step: str, variant: str, *, exact: bool) -> list[dict]:
-    """The events of a variant's trace file, parsed in Python (the claims a test checks against
-    the file itself, apart from the trace processor): ``exact`` with numbers as Decimals
-    (:func:`generators.trace_json.load_events`), otherwise as floats, as the importer reads them
-    (:func:`~generators.trace_json.load_trace_fast`). A large trace takes seconds to parse and
-    several claims read the same one in a row: the last two are kept (hundreds of MB each for an
-    LLM trace; a test module that reads them calls ``trace_events.cache_clear()`` as it ends).
-    The lists are shared: a test must not change them."""
+    """The events of a variant's CUDA trace file (no CPU fallback), parsed in Python (the
+    claims a test checks against the file itself, apart from the trace processor): ``exact``
+    with numbers as Decimals (:func:`generators.trace_json.load_events`), otherwise as floats,
+    as the importer reads them (:func:`~generators.trace_json.load_trace_fast`). A large trace
+    takes seconds to parse and several claims read the same one in a row: the last two are kept
+    (hundreds of MB each for an LLM trace; a test module that reads them calls
+    ``trace_events.cache_clear()`` as it ends). The lists are shared: a test must not change
+    them."""
     from generators.trace_json import load_events, load_trace_fast
 
     path = variant_dir(step, variant, cpu_ok=False) / "trace.json.gz"

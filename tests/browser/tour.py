@@ -317,10 +317,9 @@ class Tours:
 
     def _tour(self) -> tuple[dict[str, PageVisit], dict[str, PageVisit]]:
         if self._taken is None:
+            pages = tour_pages(self._site_dir)
             laid_out = frozenset(tour_pages(self._site_dir, laid_out=True))
-            self._taken = take_tour(
-                self._chromium, self._site, self._site_dir, tour_pages(self._site_dir), laid_out
-            )
+            self._taken = take_tour(self._chromium, self._site, self._site_dir, pages, laid_out)
         return self._taken
 
     def desktop(self) -> dict[str, PageVisit]:
@@ -331,13 +330,13 @@ class Tours:
         return self._tour()[1]
 
     def phone_fresh(self) -> dict[str, PageVisit]:
-        """A few of those pages loaded afresh in a phone's window
+        """The first of the phone tour's pages loaded afresh in a phone's window
         (:data:`FRESH_PHONE_PAGES_PER_EDITION` of each edition)."""
         if self._fresh is None:
-            laid_out = tour_pages(self._site_dir, laid_out=True)
-            sample = [rel for rel in laid_out if not rel.startswith("ja/")][
+            measured = list(self.phone())
+            sample = [rel for rel in measured if not rel.startswith("ja/")][
                 :FRESH_PHONE_PAGES_PER_EDITION
-            ] + [rel for rel in laid_out if rel.startswith("ja/")][:FRESH_PHONE_PAGES_PER_EDITION]
+            ] + [rel for rel in measured if rel.startswith("ja/")][:FRESH_PHONE_PAGES_PER_EDITION]
             self._fresh = fresh_phone_visits(self._chromium, self._site, self._site_dir, sample)
         return self._fresh
 
