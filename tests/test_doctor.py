@@ -372,6 +372,37 @@ def test_a_graph_capture_is_not_execution() -> None:
     assert execution <= {d.id for d in report.skipped} and set(line.skipped) == execution
 
 
+def test_a_real_hip_graph_capture_is_not_execution() -> None:
+    """SGLang capturing its decode step on ROCm: about 1,500 runtime calls recorded between
+    hipStreamBeginCapture and hipStreamEndCapture, two kernels run, no graph launch. The
+    launches inside the capture ran nothing, so the checks of how work ran do not run."""
+    report = doctor(ref.MI300X_GRAPH_CAPTURE)
+    line = _trust(report, "graph-capture")
+    assert line is not None and "no graph launch replays them" in line.text
+    execution = {d.id for d in load_detectors() if "execution" in d.relies}
+    assert execution <= {d.id for d in report.skipped}
+    assert not {f.detector.id for f in report.findings} & execution
+
+
+def test_a_rocm_graph_replay_links_its_kernels_to_the_graph_launch() -> None:
+    """One hipGraphLaunch replays 544 of the trace's 555 kernels; ROCm writes their flows as ends
+    only, so the replayed kernels are linked by the launch's correlation id (JSON: 544 kernels
+    carry the hipGraphLaunch's id 'correlation'). Before, no graph launch was seen at all."""
+    report = doctor(ref.MI300X_GRAPH_REPLAY)
+    graphs = _finding(report, "cuda-graphs")
+    assert graphs is not None and [r["kernels"] for r in graphs.rows] == [544]
+    with open_trace(ref.MI300X_GRAPH_REPLAY) as tp:
+        links = tp.query(
+            "INCLUDE PERFETTO MODULE guide.kineto; "
+            "SELECT r.name, COUNT(*) AS n FROM guide_kineto_launch_link AS l "
+            "JOIN slice AS r ON r.id = l.launch_id GROUP BY 1 ORDER BY 1"
+        )
+    by_launch = {row.name: row.n for row in links}
+    assert by_launch["hipGraphLaunch"] == 544
+    # Every kernel and copy has its launch: the 555 kernels and 3 copies.
+    assert sum(by_launch.values()) == 555 + 3
+
+
 def test_the_trust_gate_opens_every_format() -> None:
     report = doctor(ref.H100_BERT)
     for lang, heading in (

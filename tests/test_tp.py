@@ -35,7 +35,7 @@ from tests.reference_traces import (
 )
 
 TEST_SQL = Path(__file__).parent / "data" / "sql"
-TRACE_NAMES = sorted(p.name for p in REFERENCE_TRACES.glob("*.json.gz")) or ["<missing>"]
+TRACE_NAMES = [p.name for p in all_traces()]
 #: The traces that hold GPU work (and those that also link it to its launches with flows).
 GPU_TRACE_NAMES = [n for n in TRACE_NAMES if n not in WITHOUT_GPU_ACTIVITY]
 FLOW_TRACE_NAMES = [n for n in TRACE_NAMES if n not in WITHOUT_FLOWS]

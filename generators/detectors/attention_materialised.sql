@@ -32,7 +32,7 @@
 --   per attention call, launching one attention kernel, and no `aten::softmax` on a
 --   sequence × sequence tensor.
 -- after_ja: アテンションの呼び出し 1 回につき `aten::_scaled_dot_product_flash_attention`（または
---   `_efficient_`、`_cudnn_`）演算子が 1 つだけあってアテンションカーネルを 1 つ起動し、系列長 ×
+--   `_efficient_`、`_cudnn_`）演算子が 1 つだけ現れ、アテンションカーネルを 1 つ起動し、系列長 ×
 --   系列長のテンソルに対する `aten::softmax` はなくなります。
 -- false-positives: A custom attention pattern no fused kernel supports. The math backend is found
 --   by name; hand-written attention by a softmax over a square [..., L, L] input, which needs

@@ -12,7 +12,7 @@
 --   their own: time inside them not spent in a profiled operator below (guard checks, cache
 --   lookups, Inductor's Python wrapper and kernel launcher).
 -- seen_ja: ループ内で torch.compile のラッパーが {count} 回呼ばれ、ラッパー自身の CPU 時間は
---   {sum(cost_ns)} でした。ラッパーの中にいながら、その下で記録された演算子には入っていない時間です
+--   {sum(cost_ns)} でした。ラッパーの中にいて、その下に記録された演算子の外にある時間です
 --   （ガードのチェック、キャッシュの検索、Inductor の Python ラッパーとカーネルランチャー）。
 -- why: Every call into a compiled function first looks up the compiled code and checks its
 --   guards (`TorchDynamo Cache Lookup`), then runs it inside `Torch-Compiled Region`. That is CPU

@@ -40,7 +40,7 @@
 --   bf16 で autocast するか、TF32 を許可してください（行列積には
 --   `torch.set_float32_matmul_precision("high")`、畳み込みにはデフォルトでオンの
 --   `torch.backends.cudnn.allow_tf32`）。どれがこの GPU に当てはまるか、どの演算子が GEMM
---   を起動したかは所見に示します。
+--   を起動したかは「観測」に示します。
 -- after: The GEMM kernels' names carry `tf32`, `bf16` or `f16` (fp16 on Volta/Turing) and an
 --   MMA shape (e.g. `16816`), and their durations drop.
 -- after_ja: GEMM カーネルの名前に `tf32`、`bf16`、`f16`（Volta/Turing では fp16）と MMA の形（例:

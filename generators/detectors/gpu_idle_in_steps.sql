@@ -25,7 +25,7 @@
 --   that the CPU had stopped to wait for the GPU and only then launched more, "profiler" that
 --   CUPTI's buffer request stalled the CPU (not the code's cost), "other" that the work was
 --   launched in time but started late (a wait on another stream or an event).
--- why_ja: どの隙間も、GPU が働けたはずの時間です。原因は見るべき場所を示します。「ホスト」は GPU
+-- why_ja: どの隙間も、GPU が働けたはずの時間です。原因から、どこを見ればよいかがわかります。「ホスト」は GPU
 --   の仕事が尽きたときに起動呼び出しがまだ実行中だったこと（CPU が追いつけなかった）、「同期」は
 --   CPU が GPU を待つために止まり、その後でようやく次を起動したこと、「プロファイラ」は CUPTI
 --   のバッファ要求が CPU を止めたこと（コードのコストではありません）、

@@ -99,8 +99,8 @@ SELECT
   o.dur,
   COALESCE(t.name, 'thread ' || t.tid) AS location,
   COALESCE(t.name, 'スレッド ' || t.tid) AS location_ja,
-  o.name || ': ' || i.operators || ' operators, none foreach or fused' AS what,
-  o.name || ': 演算子 ' || i.operators || ' 個（foreach も fused もなし）' AS what_ja,
+  o.name || ': ' || printf('%,d', i.operators) || ' operators, none foreach or fused' AS what,
+  o.name || ': 演算子 ' || printf('%,d', i.operators) || ' 個（foreach も fused もなし）' AS what_ja,
   o.dur AS cost_ns,
   i.operators
 FROM opt AS o

@@ -15,21 +15,21 @@
 -- seen: Profiled steps in which the GPU was busy less than {busy_pct_max} % of the time:
 --   {count} (lowest {min(busy_pct)}; GPU idle in those steps: {sum(cost_ns)}). The CPU spent
 --   {sum(launch_ns)} in launch calls ({sum(launches)}) in those steps.
--- seen_ja: GPU 稼働率が {busy_pct_max} % 未満だったプロファイル対象のステップが {count}
---   個あります（最低 {min(busy_pct)}、それらのステップでの GPU のアイドル時間 {sum(cost_ns)}）。
+-- seen_ja: プロファイルしたステップのうち、GPU 稼働率が {busy_pct_max} % 未満だったものが
+--   {count} 個あります（最低 {min(busy_pct)}、それらのステップでの GPU のアイドル時間 {sum(cost_ns)}）。
 --   それらのステップで CPU は起動呼び出しに {sum(launch_ns)} を費やしました（{sum(launches)} 回）。
 -- why: The GPU sat idle for most of the step although the work the step launched had finished
 --   before the step ended: the GPU was waiting for the CPU (Python, operator dispatch, kernel
 --   launches), so the CPU set the step's length. A faster kernel would not shorten such a step.
 -- why_ja: ステップが起動した仕事はステップの終わりより前に終わっていたのに、GPU
 --   はステップの大半でアイドルでした。GPU は CPU（Python、演算子のディスパッチ、カーネルの起動）
---   を待っていたのであり、ステップの長さを決めていたのは CPU です。カーネルを速くしても、
+--   を待っていました。つまり、ステップの長さを決めていたのは CPU です。カーネルを速くしても、
 --   このようなステップは短くなりません。
 -- try: Give the GPU more work per launch (a larger batch, fused operations), or cut the CPU's
 --   share: torch.compile, CUDA graphs (mode="reduce-overhead"), less Python per step.
 -- try_ja: 起動 1 回あたりの GPU の仕事を増やす（大きなバッチ、演算の融合）か、CPU
---   の負担を減らしてください。手段は torch.compile、CUDA グラフ（mode="reduce-overhead"）、
---   ステップあたりの Python を減らすことです。
+--   の負担を減らしてください。torch.compile や CUDA グラフ（mode="reduce-overhead"）を使う、
+--   ステップあたりの Python の処理を減らす、などの方法があります。
 -- after: The GPU row of each step fills up: fewer, longer kernels with short gaps between them,
 --   and the step's length follows the GPU's work.
 -- after_ja: 各ステップの GPU の行が埋まります。カーネルは少なく長くなって隙間は短くなり、

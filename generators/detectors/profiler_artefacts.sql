@@ -23,9 +23,9 @@
 --   最後のステップの後の `cudaDeviceSynchronize` は、プロファイラが停止する前に、
 --   コードが起動してまだキューに残っている GPU の仕事を待っているものです。
 --   その長さはその仕事の長さであり、同期自体のコストではありません。
---   コールドな最初のアクティブなステップは、最初の呼び出し（メモリ確保、ライブラリのハンドル、
---   オートチューニング）と、プロファイラが記録に切り替わる分のコストを払いますが、
---   後のステップは払いません。
+--   最初のアクティブなステップがコールドだと、初回の呼び出し（メモリ確保、ライブラリのハンドル、
+--   オートチューニング）と、プロファイラが記録を始めるためのコストがそこに上乗せされます。
+--   後のステップにはかかりません。
 -- try: Nothing to optimise here. Use `wait` and `warmup` steps in the profiler's schedule, read
 --   steady-state numbers from the later active steps, and do not count a stalled launch or the
 --   gap after it as the code's cost.

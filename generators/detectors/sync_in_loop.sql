@@ -14,7 +14,7 @@
 -- columns_ja: waited_gpu_ns=待っていた GPU の仕事, caller=呼び出し箇所
 -- seen: Synchronisations inside the loop: {count}, with the CPU blocked for {sum(cost_ns)} in
 --   all; the GPU work they waited for took {sum(waited_gpu_ns)}.
--- seen_ja: ループ内の同期が {count} 回あり、CPU は合計 {sum(cost_ns)} ブロックされました。
+-- seen_ja: ループ内の同期が {count} 回あり、CPU が止まっていた時間は合計 {sum(cost_ns)} です。
 --   待っていた GPU の仕事にかかった時間は {sum(waited_gpu_ns)} です。
 -- why: A synchronisation blocks the CPU until the GPU has caught up, so the queue of launched
 --   work runs empty: after it returns, the GPU idles while the CPU launches again. Reading a

@@ -49,8 +49,8 @@ SELECT
   z.dur,
   COALESCE(t.name, 'thread ' || t.tid) AS location,
   COALESCE(t.name, 'スレッド ' || t.tid) AS location_ja,
-  z.name || ': ' || i.zeroing_ops || ' zeroing operators' AS what,
-  z.name || ': ゼロ埋めの演算子 ' || i.zeroing_ops || ' 個' AS what_ja,
+  z.name || ': ' || printf('%,d', i.zeroing_ops) || ' zeroing operators' AS what,
+  z.name || ': ゼロ埋めの演算子 ' || printf('%,d', i.zeroing_ops) || ' 個' AS what_ja,
   z.dur AS cost_ns,
   i.zeroing_ops
 FROM zg AS z

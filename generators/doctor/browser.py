@@ -271,9 +271,9 @@ def trust_query(detectors: list[Detector], lang: str = "en") -> str:
                 "command line tells (python -m generators.doctor TRACE), and it recovers dropped "
                 "step markers.",
                 "インポータが、同じスレッド上の別のイベントと部分的に重なるイベントを {dropped} "
-                "個落としました。どれか（カーネル？ステップの目印？）"
-                "はコマンドライン（python -m generators.doctor TRACE）だけが示し、"
-                "落とされたステップの目印も取り戻します。",
+                "個落としました。どの種類のイベントか（カーネルか、ステップの目印か）は、"
+                "コマンドライン（python -m generators.doctor TRACE）だけが示します。"
+                "コマンドラインは落とされたステップの目印も取り戻します。",
                 dropped="dropped",
             ),
             ids(relying("kernels", "operators", "steps")),

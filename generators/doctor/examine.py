@@ -463,7 +463,7 @@ def _dropped_line(facts, dropped: DroppedEvents, detectors, relying) -> Limitati
         )
         ja.append(
             f"そのうち {steps} 個は ProfilerStep#N の目印です。ファイルから取り戻したので、"
-            "ステップのループはトレースどおりです。"
+            "ステップのループは元のまま保たれます。"
         )
     unknown = n - dropped.total
     if unknown > 0:

@@ -160,12 +160,12 @@ TEXTS: dict[str, tuple[str, str]] = {
         "レースが不完全なおそれがあります。",
     ),
     "no-device": (
-        "GPU model unknown: the trace has {kernels} kernels but does not list "
-        "its GPUs (Kineto's deviceProperties block): checks that depend on the GPU model "
-        "cannot run.",
+        "GPU model unknown: the trace has {kernels} kernels but the GPU's name is missing "
+        "(Kineto's deviceProperties block is absent, or lists its GPUs with empty names): "
+        "checks that depend on the GPU model cannot run.",
         "GPU のモデルは不明です。トレースにはカーネルが {kernels} 個あり"
-        "ますが、GPU の一覧（Kineto の deviceProperties ブロック）がありません。"
-        "GPU のモデル"
+        "ますが、GPU の名前がありません（Kineto の deviceProperties ブロックがないか、"
+        "GPU の名前が空です）。GPU のモデル"
         "に依存するチェックは実行できません。",
     ),
     "unknown-gpu": (

@@ -174,6 +174,10 @@ WHERE name GLOB 'ProfilerStep#*';
 -- when they share an id that no other launch and no other activity carries (the GPU's events sit
 -- under the device's pid, not the process's, so the pid cannot be part of the key; unique ids
 -- keep two processes' counters from being crossed).
+-- A graph launch replays many GPU activities that all carry the launch's correlation id. ROCm
+-- writes their flows with no start (every event an `f`, the launch's own too), so the importer
+-- links none of them: each GPU activity that no link above reached is linked to the graph launch
+-- (`cudaGraphLaunch`, `hipGraphLaunch`) that alone carries its id, flows or not.
 CREATE PERFETTO TABLE guide_kineto_launch_link(
   -- Slice id of the runtime or driver call.
   launch_id JOINID(slice.id),
@@ -182,6 +186,7 @@ CREATE PERFETTO TABLE guide_kineto_launch_link(
   -- Time from the launch call's start to the GPU activity's start (ns).
   launch_to_start_ns DURATION
 ) AS
+WITH by_id AS (
 SELECT r.id AS launch_id, g.id AS gpu_id, g.ts - r.ts AS launch_to_start_ns
 FROM flow AS f
 -- On `slice` itself, not the guide_kineto_* views: their thread and process joins made this
@@ -235,6 +240,37 @@ WHERE NOT EXISTS (
   SELECT 1 FROM flow AS f
   JOIN slice AS o ON o.id = f.slice_out
   WHERE o.category IN ('cuda_runtime', 'cuda_driver')
+)
+)
+SELECT launch_id, gpu_id, launch_to_start_ns FROM by_id
+UNION ALL
+SELECT r.id AS launch_id, g.id AS gpu_id, g.ts - r.ts AS launch_to_start_ns
+FROM (
+  SELECT correlation, MIN(id) AS id
+  FROM (
+    SELECT s.id, EXTRACT_ARG(s.arg_set_id, 'args.correlation') AS correlation
+    FROM slice AS s
+    WHERE s.category IN ('cuda_runtime', 'cuda_driver')
+      AND s.name GLOB '*GraphLaunch*'
+      AND s.track_id IN (SELECT id FROM thread_track)
+  )
+  WHERE correlation IS NOT NULL
+  GROUP BY correlation
+  HAVING COUNT(*) = 1
+) AS lc
+JOIN (
+  SELECT s.id, EXTRACT_ARG(s.arg_set_id, 'args.correlation') AS correlation
+  FROM slice AS s
+  WHERE s.category IN ('kernel', 'gpu_memcpy', 'gpu_memset')
+    AND s.track_id IN (SELECT id FROM thread_track)
+    AND s.id NOT IN (SELECT gpu_id FROM by_id)
+) AS gc USING (correlation)
+JOIN slice AS r ON r.id = lc.id
+JOIN slice AS g ON g.id = gc.id
+-- Only where the trace launches a graph (a constant condition, tested before any row is read).
+WHERE EXISTS (
+  SELECT 1 FROM slice AS s
+  WHERE s.category IN ('cuda_runtime', 'cuda_driver') AND s.name GLOB '*GraphLaunch*'
 );
 
 -- Links looked up by their GPU end: from a kernel to the call that launched it (the GPU's gaps).
