@@ -362,3 +362,64 @@ def test_a_bad_module_fails(change: tuple[str, str], error: str) -> None:
     assert old in GOOD
     errors = check_module(GOOD.replace(old, new, 1), "m", {"guide.kineto"})
     assert any(error in e for e in errors), errors
+
+
+# Include hygiene, for every SQL file that includes modules (the modules themselves, the derive's
+# queries and the doctor's detectors), as Perfetto's own checker holds its stdlib to: each file
+# includes, itself, every module whose objects it uses, and includes nothing it does not use. A
+# file that works only because another include brings a module along breaks when that include
+# changes; an include nothing uses costs its tables' time on every trace.
+QUERY_DIR = ROOT / "generators" / "queries"
+DETECTOR_DIR = ROOT / "generators" / "detectors"
+INCLUDING = MODULES + sorted(QUERY_DIR.glob("*.sql")) + sorted(DETECTOR_DIR.glob("*.sql"))
+_INCLUDES = re.compile(r"^INCLUDE\s+PERFETTO\s+MODULE\s+guide\.([\w.]+)\s*;", re.M)
+_OBJECT_NAME = re.compile(r"\b_?guide_\w+")
+_CREATED = re.compile(r"^CREATE\s+PERFETTO\s+(?:TABLE|VIEW|FUNCTION|MACRO|INDEX)\s+(\w+)", re.M)
+
+
+def module_objects(modules: list[Path] = MODULES) -> dict[str, str]:
+    """Each object a module creates (tables, views, functions, macros, indexes) -> its module."""
+    owner = {}
+    for path in modules:
+        module = ".".join(path.relative_to(SQL_DIR).with_suffix("").parts)
+        for name in re.findall(
+            r"^CREATE\s+PERFETTO\s+(?:TABLE|VIEW|FUNCTION|MACRO|INDEX)\s+(\w+)",
+            path.read_text(),
+            re.M,
+        ):
+            owner[name] = module
+    return owner
+
+
+def include_errors(text: str, owner: dict[str, str]) -> list[str]:
+    """The modules a file uses without including them, and those it includes without using."""
+    code = _mask(text)
+    own = set(_CREATED.findall(text))
+    used = {owner[w] for w in _OBJECT_NAME.findall(code) if w in owner and w not in own}
+    included = _INCLUDES.findall(text)
+    errors = [f"uses guide.{m} without including it" for m in sorted(used - set(included))]
+    errors += [f"includes guide.{m} but uses nothing of it" for m in included if m not in used]
+    return errors
+
+
+@pytest.fixture(scope="module")
+def owner() -> dict[str, str]:
+    return module_objects()
+
+
+@pytest.mark.parametrize("path", INCLUDING, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_a_file_includes_what_it_uses_and_nothing_else(path: Path, owner: dict[str, str]) -> None:
+    assert include_errors(path.read_text(), owner) == []
+
+
+def test_the_include_check_fails_on_a_missing_or_unused_include(owner: dict[str, str]) -> None:
+    query = "INCLUDE PERFETTO MODULE guide.windows;\nSELECT * FROM guide_kineto_gpu_activity;\n"
+    assert include_errors(query, owner) == [
+        "uses guide.kineto without including it",
+        "includes guide.windows but uses nothing of it",
+    ]
+    # A name in a comment or a string is not a use.
+    quiet = (
+        "INCLUDE PERFETTO MODULE guide.kineto;\n-- guide_windows_loop\nSELECT 'guide_windows_loop'"
+    )
+    assert include_errors(quiet + " FROM guide_kineto_gpu_activity;\n", owner) == []

@@ -45,7 +45,6 @@
 --   クエリとキーの長さが異なるアテンションを見逃し、アテンションではない正方形入力の softmax
 --   を検出することがあり、torch.compile が生成カーネルに融合したアテンションは見えません。
 INCLUDE PERFETTO MODULE guide.kineto;
-INCLUDE PERFETTO MODULE guide.windows;
 
 WITH
   op AS MATERIALIZED (

@@ -51,6 +51,7 @@
 --   「フローなし」とします。CPU がアロケータ（`cudaFree`、`hipFree`、`cudaMalloc`: 最初の呼び出しのワーク
 --   スペース、cuDNN のウォームアップ）の中にいた隙間は「アロケータ」で、起動のオーバーヘッドではなく一度
 --   きりの仕事です。
+INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.windows;
 
 WITH

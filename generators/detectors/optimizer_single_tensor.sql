@@ -48,7 +48,6 @@
 --   Foreach、multi_tensor を含むもの）で見分けます。そばにあるパラメータごとの `aten::add_` はステップの
 --   カウンタで、更新そのものではありません。形状が記録されていれば、0 次元の整数テンソルへの
 --   `aten::add_`（ステップのカウンタ）は数えません。起動のフローがないトレースでは名前だけが頼りです。
-INCLUDE PERFETTO MODULE guide.windows;
 INCLUDE PERFETTO MODULE guide.kineto;
 
 WITH

@@ -33,7 +33,6 @@
 --   reused.
 -- false-positives_ja: 意図的な 2 つ目の形状（最後の小さなバッチ）が 1 回だけコンパイルされ、
 --   その後再利用される場合。
-INCLUDE PERFETTO MODULE guide.windows;
 
 WITH region AS MATERIALIZED (
   SELECT

@@ -4,6 +4,7 @@
 -- question_ja: 各行列積をどの GEMM カーネルが実行し、その名前は何を示し、どれだけ速いか
 -- columns_ja: op=演算子, m=M, n=N, k=K, shape=M × N × K, dtype=データ型, kernel=カーネル, decoded=名前が示す内容, flops=FLOPs, kernel_ns=カーネル時間, achieved_tflops=達成性能, tflops_peak_pct=ピーク性能に対する %
 -- shown: op, shape, dtype, kernel, decoded, flops, kernel_ns, achieved_tflops, tflops_peak_pct
+INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.gemm;
 INCLUDE PERFETTO MODULE guide.hardware;
 INCLUDE PERFETTO MODULE guide.kernel_names;

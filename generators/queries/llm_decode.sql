@@ -2,6 +2,7 @@
 -- output: values
 -- question_ja: デコードステップ 1 回（系列ごとに新しいトークン 1 個）のコストと、メモリから読まなければならない量
 -- GPU columns (kernels, launches, kernel time, busy share, gaps) are NULL on a CPU-only trace.
+INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.hardware;
 INCLUDE PERFETTO MODULE guide.llm;
 INCLUDE PERFETTO MODULE guide.windows;

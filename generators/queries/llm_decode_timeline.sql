@@ -3,6 +3,7 @@
 -- columns: lane=Lane, depth=Depth, name=Name, category=Category, start_ns=Start (from the decode step's start), dur_ns=Duration, id=Slice id, launched_by=Launched by slice
 -- question_ja: デコードステップ 1 回の間に、CPU スレッドと GPU で何が動くか
 -- columns_ja: lane=レーン, depth=深さ, name=名前, category=カテゴリ, start_ns=開始（デコードステップの開始から）, dur_ns=所要時間, id=スライス ID, launched_by=起動元のスライス
+INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.llm;
 
 -- The decode step in the middle of the first profiled generate call (as llm_decode's focus),

@@ -3,6 +3,7 @@
 -- columns: region=Region, calls=Calls per token, cpu_ns=CPU time per token, cpu_share_pct=Share of the forward's CPU time, cpu_ops=CPU ops per token, kernels=Kernels per token, kernel_ns=GPU kernel time per token
 -- question_ja: デコードの順伝播の内訳（全層のアテンションブロック、MLP、正規化にかかるトークンあたりのコスト）
 -- columns_ja: region=領域, calls=トークンあたりの呼び出し回数, cpu_ns=トークンあたりの CPU 時間, cpu_share_pct=順伝播の CPU 時間に占める割合, cpu_ops=トークンあたりの CPU 演算子数, kernels=トークンあたりのカーネル数, kernel_ns=トークンあたりの GPU カーネル時間
+INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.llm;
 
 WITH

@@ -1,6 +1,7 @@
 -- What does torch.compile add to, and remove from, each step?
 -- output: values
 -- question_ja: torch.compile は各ステップに何を加え、何を取り除くか
+INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.launch;
 
 WITH

@@ -4,6 +4,7 @@
 -- columns: name=Kernel, instances=Instances, registers_per_thread=Registers per thread, shared_memory_bytes=Shared memory per block, grid=Grid (blocks), block=Block (threads), blocks_per_sm=Grid blocks per SM, theoretical_occupancy_pct=Theoretical occupancy, occupancy_limit=Limited by, est_occupancy=Kineto's est. achieved occupancy
 -- question_ja: 各カーネルは GPU に何を要求したか（レジスタ、共有メモリ、グリッド、ブロック）、また SM はそのワープをいくつ保持できるか
 -- columns_ja: name=カーネル, instances=インスタンス数, registers_per_thread=スレッドあたりのレジスタ数, shared_memory_bytes=ブロックあたりの共有メモリ, grid=グリッド（ブロック数）, block=ブロック（スレッド数）, blocks_per_sm=SM あたりのグリッドブロック数, theoretical_occupancy_pct=理論占有率, occupancy_limit=制限要因, est_occupancy=Kineto による達成占有率の推定
+INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.launch;
 INCLUDE PERFETTO MODULE guide.occupancy;
 

@@ -4,6 +4,7 @@
 -- columns: op_name=Operator, kernel_name=Kernel, instances=Instances, min_ns=Min, median_ns=Median, max_ns=Max, median_tflops=At the median, tflops_peak_pct=% of peak
 -- question_ja: どの GEMM カーネルが実行され、それぞれ最速・中央値・最遅でどれだけかかり、どのレートに達したか
 -- columns_ja: op_name=演算子, kernel_name=カーネル, instances=インスタンス数, min_ns=最小, median_ns=中央値, max_ns=最大, median_tflops=中央値での達成性能, tflops_peak_pct=ピーク性能に対する %
+INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.dtypes;
 INCLUDE PERFETTO MODULE guide.hardware;
 INCLUDE PERFETTO MODULE guide.launch;

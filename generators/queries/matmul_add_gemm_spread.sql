@@ -1,6 +1,7 @@
 -- Over the active steps, how far apart are the fastest, the median and the slowest matrix multiply?
 -- output: values
 -- question_ja: アクティブなステップ全体で、最速・中央値・最遅の行列積はどれだけ離れているか
+INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.launch;
 
 WITH

@@ -3,6 +3,7 @@
 -- columns: step=Step, op_name=Operator, cpu_self_ns=CPU self time, kernel_name=Kernel, kernel_ns=Kernel time, achieved_tflops=Achieved, tflops_peak_pct=% of peak
 -- question_ja: 各ステップで行列積にどれだけかかるか（GPU ではそのカーネル、CPU ではその CPU 自己時間）
 -- columns_ja: step=ステップ, op_name=演算子, cpu_self_ns=CPU 自己時間, kernel_name=カーネル, kernel_ns=カーネル時間, achieved_tflops=達成性能, tflops_peak_pct=ピーク性能に対する %
+INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.dtypes;
 INCLUDE PERFETTO MODULE guide.hardware;
 INCLUDE PERFETTO MODULE guide.launch;

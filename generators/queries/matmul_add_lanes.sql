@@ -1,6 +1,7 @@
 -- How far does the GPU lane run behind the CPU lane, and where does the profiler's own work show?
 -- output: values
 -- question_ja: GPU のレーンは CPU のレーンからどれだけ遅れて進み、プロファイラ自身の処理はどこに現れるか
+INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.launch;
 INCLUDE PERFETTO MODULE guide.windows;
 

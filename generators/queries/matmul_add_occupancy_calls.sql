@@ -2,6 +2,7 @@
 -- output: values
 -- question_ja: GEMM ライブラリはどの占有率の問い合わせを、どの演算子から、プロファイルしたどのステップで行うか
 -- needs: cuda
+INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.launch;
 
 WITH

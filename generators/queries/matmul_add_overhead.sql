@@ -1,6 +1,7 @@
 -- How much of each step is the work itself (the GEMM on a CPU, kernels on a GPU), and how much is everything around it?
 -- output: values
 -- question_ja: 各ステップのうち処理そのもの（CPU では GEMM、GPU ではカーネル）はどれだけで、その周りのすべてはどれだけか
+INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.launch;
 INCLUDE PERFETTO MODULE guide.windows;
 

@@ -1,7 +1,7 @@
 -- Which sizes and dtype did this capture use (from the trace's recorded input shapes and types)?
 -- output: values
 -- question_ja: このキャプチャはどのサイズと dtype を使ったか（トレースに記録された入力の形状と型から）
-INCLUDE PERFETTO MODULE guide.launch;
+INCLUDE PERFETTO MODULE guide.kineto;
 
 -- The GEMM's first input is N x N (or B x N x N when batched); the capture record holds the same
 -- settings, and tests check that both agree.

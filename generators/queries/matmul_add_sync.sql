@@ -2,6 +2,7 @@
 -- output: values
 -- question_ja: ウィンドウ末尾のデバイス同期はどれだけ長く、そのうち待っていた GPU の処理はどれだけか
 -- needs: cuda
+INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.launch;
 
 WITH

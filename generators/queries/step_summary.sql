@@ -1,6 +1,7 @@
 -- How long is a profiled step, and how busy is the GPU during it?
 -- output: values
 -- question_ja: プロファイルしたステップ 1 回の長さと、その間の GPU の稼働具合
+INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.windows;
 
 WITH

@@ -1,6 +1,7 @@
 -- The backward against the forward: GEMM work, where it runs, and the links between them
 -- output: values
 -- question_ja: 逆伝播と順伝播の比較: GEMM の処理、その実行場所、両者を結ぶリンク
+INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.train;
 
 WITH

@@ -1,6 +1,7 @@
 -- The casts autocast adds to a training step: what they convert, and what they cost
 -- output: values
 -- question_ja: autocast が学習ステップに加えるキャスト: 何を変換し、どれだけかかるか
+INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.train;
 INCLUDE PERFETTO MODULE guide.shapes;
 

@@ -1,6 +1,8 @@
 -- What torch.compile leaves in a training step's trace: compiled regions, graphs, kernels
 -- output: values
 -- question_ja: torch.compile が学習ステップのトレースに残すもの: コンパイル済み領域、グラフ、カーネル
+INCLUDE PERFETTO MODULE guide.kineto;
+INCLUDE PERFETTO MODULE guide.windows;
 INCLUDE PERFETTO MODULE guide.train;
 INCLUDE PERFETTO MODULE guide.kernel_names;
 

@@ -4,6 +4,8 @@
 -- columns: phase=Phase, name=Copy (as the trace names it), launch_name=Launched by, copies_per_step=Copies per step, copy_bytes=Bytes per copy, launch_cpu_ns=CPU time in the launch call, copy_ns=GPU time per copy, overlap_ns=Kernel time during the copy
 -- question_ja: 学習ステップあたりのメモリコピー: ページング可能かピン留めか、計算と重なるか
 -- columns_ja: phase=フェーズ, name=コピー（トレース上の名前）, launch_name=起動元, copies_per_step=ステップあたりのコピー数, copy_bytes=コピー 1 回あたりのバイト数, launch_cpu_ns=起動呼び出しの CPU 時間, copy_ns=コピー 1 回あたりの GPU 時間, overlap_ns=コピー中のカーネル時間
+INCLUDE PERFETTO MODULE guide.kineto;
+INCLUDE PERFETTO MODULE guide.windows;
 INCLUDE PERFETTO MODULE guide.train;
 
 WITH

@@ -4,6 +4,7 @@
 -- question_ja: 学習ステップ 1 回の GEMM: 順伝播と逆伝播の比較、要素型、時間
 -- columns_ja: phase=フェーズ, dtype=要素型, gemms=ステップあたりの GEMM 数, gflop=ステップあたりの GFLOP, cpu_ns=ステップあたりの CPU 時間, kernel_ns=ステップあたりのカーネル時間, achieved_tflops=達成性能, tflops_peak_pct=ピーク性能に対する %, kernel_name=最長のカーネル, math=演算方式（カーネル名から）
 -- shown: phase, dtype, gemms, gflop, cpu_ns, kernel_ns, achieved_tflops, tflops_peak_pct, kernel_name, math
+INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.train;
 INCLUDE PERFETTO MODULE guide.hardware;
 INCLUDE PERFETTO MODULE guide.dtypes;

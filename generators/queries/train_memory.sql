@@ -1,6 +1,7 @@
 -- Memory over the first profiled training steps: activations, gradients, optimizer state, peak
 -- output: values
 -- question_ja: プロファイルした最初の学習ステップ群のメモリ: 活性化、勾配、オプティマイザの状態、ピーク
+INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.train;
 INCLUDE PERFETTO MODULE guide.traffic;
 

@@ -2,6 +2,7 @@
 -- output: values
 -- needs: cuda
 -- question_ja: 学習ステップのモデル FLOPs 使用率 (MFU): ステップあたりのモデルの演算量を、ステップの時間と GPU の密な bf16 ピーク性能に対して
+INCLUDE PERFETTO MODULE guide.traffic;
 INCLUDE PERFETTO MODULE guide.train;
 INCLUDE PERFETTO MODULE guide.hardware;
 

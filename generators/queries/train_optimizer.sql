@@ -1,6 +1,7 @@
 -- The optimizer step and zero_grad: operators, launches and time per training step
 -- output: values
 -- question_ja: オプティマイザのステップと zero_grad: 学習ステップあたりの演算子、起動、時間
+INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.train;
 
 WITH

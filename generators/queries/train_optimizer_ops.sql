@@ -3,6 +3,7 @@
 -- columns: phase=Phase, name=Operator (called by the phase's own code), calls_per_step=Calls per step, cpu_ns=CPU time per step, kernels=Kernels per step, kernel_name=Longest kernel it launched
 -- question_ja: オプティマイザのステップと zero_grad が学習ステップあたりに呼ぶもの
 -- columns_ja: phase=フェーズ, name=演算子（フェーズ自身のコードが呼ぶもの）, calls_per_step=ステップあたりの呼び出し回数, cpu_ns=ステップあたりの CPU 時間, kernels=ステップあたりのカーネル数, kernel_name=起動した最長のカーネル
+INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.train;
 
 WITH

@@ -4,6 +4,7 @@
 -- question_ja: 学習ステップ 1 回をフェーズごとに: CPU 時間、ステップに占める割合、演算子、起動した GPU の処理
 -- columns_ja: phase=フェーズ, calls_per_step=ステップあたりの呼び出し回数, cpu_ns=ステップあたりの CPU 時間, step_pct=ステップに占める割合（CPU）, cpu_ops=ステップあたりの演算子数, kernels=ステップあたりのカーネル数, copies=ステップあたりのコピー数, gpu_ns=ステップあたりの GPU 時間, gpu_pct=フェーズの GPU 時間に占める割合
 -- shown: phase, cpu_ns, step_pct, cpu_ops, kernels, gpu_ns, gpu_pct
+INCLUDE PERFETTO MODULE guide.windows;
 INCLUDE PERFETTO MODULE guide.train;
 
 WITH

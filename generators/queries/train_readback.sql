@@ -1,6 +1,8 @@
 -- Reading the loss back with loss.item(): what it costs the CPU, and the GPU idle it leaves
 -- output: values
 -- question_ja: loss.item() による損失の読み戻し: CPU にかかるコストと、それが残す GPU のアイドル
+INCLUDE PERFETTO MODULE guide.kineto;
+INCLUDE PERFETTO MODULE guide.windows;
 INCLUDE PERFETTO MODULE guide.train;
 
 WITH

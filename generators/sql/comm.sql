@@ -5,7 +5,6 @@
 -- doctor's `comm-exposed` detector and its cross-rank section (guide.ranks) both read them here.
 INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.dtypes;
-INCLUDE PERFETTO MODULE guide.windows;
 
 -- The collective a communication kernel runs: from the collective's name where the trace records
 -- it on the kernel (recent Kineto: `Collective name` = 'allreduce', '_allgather_base',
