@@ -221,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "stamp":
             for page in args.pages:
+                if not page.is_file():
+                    raise TranslationError(f"{page}: no such page (name the Japanese page's path)")
                 stamp(page.resolve())
                 print(f"stamped {page}")
             return 0

@@ -29,7 +29,7 @@ from generators.doctor.detectors import (
     render_template,
     template_fields,
 )
-from generators.doctor.examine import Report, examine
+from generators.doctor.examine import Report, examine, small_share_demotion
 from generators.doctor.render import (
     count_text,
     guide_url,
@@ -370,6 +370,23 @@ def test_a_graph_capture_is_not_execution() -> None:
     assert line is not None and "recorded, not run" in line.text and line.text_ja
     execution = {d.id for d in load_detectors() if "execution" in d.relies}
     assert execution <= {d.id for d in report.skipped} and set(line.skipped) == execution
+
+
+def test_a_warning_under_one_percent_of_the_loop_is_information() -> None:
+    """Rank 0 of the recommendation job: its pageable host-device copies take 893 µs of a
+    1.23 s loop (0.07 %), so they are information with the reason; its exposed communication
+    (337 ms) stays a warning. The floor is a share of the loop's time, whatever the detector's
+    own measure."""
+    report = doctor(ref.GPU_UNLISTED)
+    copies = _finding(report, "host-device-copies")
+    assert copies.severity == "info" and copies.detector.severity == "warning"
+    assert "893 µs of the loop's 1.23 s (under 0.1 %; the floor" in copies.demoted[0]
+    assert "0.1 % 未満" in copies.demoted[1]
+    assert _finding(report, "comm-exposed").severity == "warning"
+    # The boundary: a cost of exactly 1 % of the loop keeps its severity.
+    assert small_share_demotion(1_000, 100_000) is None
+    assert small_share_demotion(999, 100_000) is not None
+    assert small_share_demotion(999, None) is None
 
 
 def test_a_real_hip_graph_capture_is_not_execution() -> None:

@@ -271,3 +271,8 @@ def test_stamp_keeps_the_pages_own_front_matter(tmp_path: Path, monkeypatch) -> 
 def test_blob_id_is_gits() -> None:
     # `printf 'hello\n' | git hash-object --stdin`
     assert i18n.blob_id(b"hello\n") == "ce013625030ba8dba906f756967f9e9ca394464a"
+
+
+def test_stamping_a_page_that_is_not_there_is_a_clear_error(capsys) -> None:
+    assert i18n.main(["stamp", "no-such-page.md"]) == 2
+    assert "no-such-page.md: no such page" in capsys.readouterr().err

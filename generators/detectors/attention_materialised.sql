@@ -5,12 +5,12 @@
 -- relies: operators
 -- guide: part-3/02-sdpa-backends.md#the-math-backend-the-reference-not-the-fast-path
 -- breakdown: operator
--- columns: gpu_ns=GPU time launched, operator=Operator
--- columns_ja: gpu_ns=起動した GPU 時間, operator=演算子
+-- columns: cpu_ns=CPU time, gpu_ns=GPU time launched, operator=Operator
+-- columns_ja: cpu_ns=CPU 時間, gpu_ns=起動した GPU 時間, operator=演算子
 -- seen: Operators that built a full sequence × sequence score matrix in memory: {count}
---   ({sum(cost_ns)} of CPU time in them[[; GPU time launched from them: {sum(gpu_ns)}]]).
+--   ({sum(cpu_ns)} of CPU time in them[[; GPU time launched from them: {sum(gpu_ns)}]]).
 -- seen_ja: 系列長 × 系列長のスコア行列をまるごとメモリ上に作った演算子が {count}
---   個あります（その中で費やされた CPU 時間は {sum(cost_ns)}[[、そこから起動された GPU
+--   個あります（その中で費やされた CPU 時間は {sum(cpu_ns)}[[、そこから起動された GPU
 --   時間は {sum(gpu_ns)}]]）。
 -- why: Attention written by hand (`softmax(q @ k.T) @ v`) or SDPA's math backend writes the score
 --   matrix, sequence length squared per head, to memory and reads it back several times. A fused
@@ -103,7 +103,10 @@ SELECT
   COALESCE(sc.thread_name, 'スレッド ' || sc.tid) AS location_ja,
   sc.name || IIF(sc.dims IS NULL, '', ' ' || sc.dims) AS what,
   sc.name || IIF(sc.dims IS NULL, '', ' ' || sc.dims) AS what_ja,
-  sc.dur AS cost_ns,
+  -- What the score matrix costs: the GPU time the operator launched, where it launched any (the
+  -- matrix's reads and writes run there); its CPU time on a CPU capture.
+  IIF(COALESCE(gpu.gpu_ns, 0) > 0, gpu.gpu_ns, sc.dur) AS cost_ns,
+  sc.dur AS cpu_ns,
   IIF(EXISTS (SELECT 1 FROM guide_kineto_gpu_activity), COALESCE(gpu.gpu_ns, 0), NULL) AS gpu_ns,
   sc.name AS operator
 FROM scores AS sc

@@ -48,6 +48,29 @@ ONE_STEP_DEMOTION = (
     "コールドなステップ（立ち上げ、ウォームアップ）とループの定常状態を区別できません。",
 )
 
+#: A warning whose cost is under this share (%) of the step loop's time is shown as information:
+#: whatever its share of the detector's own measure (GPU busy time, kernel time, a step), fixing it
+#: could give back less than this of the loop, too little to act on before anything larger.
+SMALL_SHARE_PCT = 1.0
+
+
+def small_share_demotion(cost_ns: int, loop_ns: int | None) -> tuple[str, str] | None:
+    """Why a warning is information when its cost is a small share of the loop, or None."""
+    if not loop_ns or cost_ns >= SMALL_SHARE_PCT / 100 * loop_ns:
+        return None
+    pct = 100 * cost_ns / loop_ns
+    # One decimal: the share only has to show how far under the floor it is.
+    share, share_ja = (f"{pct:.1f} %",) * 2 if pct >= 0.1 else ("under 0.1 %", "0.1 % 未満")
+    cost, loop = _ms(cost_ns), _ms(loop_ns)
+    return (
+        f"Shown as information: it costs {cost} of the loop's {loop} ({share}; the floor for a "
+        f"warning is {SMALL_SHARE_PCT:g} %), too little to act on before anything larger.",
+        f"情報として示します。コストはループの {loop} のうち {cost}（{share_ja}。警告にするのは "
+        f"{SMALL_SHARE_PCT:g} % 以上）で、ほかのより大きな問題より先に手を付ける"
+        "ほどではありません。",
+    )
+
+
 NO_KERNELS_DEMOTION = (
     "Shown as information: the trace does not tie launches to kernels, and the kernels are what "
     "would show a fused or foreach implementation behind these operators.",
@@ -191,6 +214,7 @@ SELECT
   (SELECT COUNT(*) FROM slice WHERE category = 'python_function') AS python_functions,
   EXISTS (SELECT 1 FROM args WHERE key GLOB 'args.Input Dims*') AS cpu_ops_with_shapes,
   (SELECT COUNT(*) FROM guide_windows_real_loop WHERE step IS NOT NULL) AS steps,
+  (SELECT SUM(dur) FROM guide_windows_real_loop) AS loop_ns,
   (SELECT COUNT(*) FROM guide_windows_stub_step) AS stub_steps,
   (SELECT GROUP_CONCAT('ProfilerStep#' || step || ' (' || printf('%.0f', dur / 1e3) || ' µs)', ', ')
    FROM guide_windows_stub_step) AS stub_list,
@@ -652,7 +676,10 @@ def examine(
             and (facts["gpu_name"] or facts["gpu_activities"] or facts["mtia_events"])
         ):
             demoted = NO_KERNELS_DEMOTION
-        report.findings.append(Finding(det, evidence, seen, sql, seen_ja, demoted))
+        finding = Finding(det, evidence, seen, sql, seen_ja, demoted)
+        if demoted is None and det.severity == "warning":
+            finding.demoted = small_share_demotion(finding.cost_ns, facts["loop_ns"])
+        report.findings.append(finding)
     # Most costly first; findings about how to read the trace (info) after the rest.
     report.findings.sort(key=lambda f: (f.severity == "info", -f.cost_ns, f.detector.id))
     report.seconds = time.perf_counter() - began
