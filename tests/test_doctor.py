@@ -264,6 +264,11 @@ def test_blocking_copies_are_syncs_on_every_vendor() -> None:
     report = doctor(ref.MI250_TOY, {"sync-in-loop": {"blocked_ns_min": 0}})
     sync = _finding(report, "sync-in-loop")
     assert sync is not None and any("hipMemcpyWithStream" in r["what"] for r in sync.rows)
+    # An async copy into pageable memory returns only once the copy is done: the recommendation
+    # rank's 8 cudaMemcpyAsync whose copy is Device -> Pageable, 1,077 µs by the JSON.
+    pageable = _finding(doctor(ref.GPU_UNLISTED), "sync-in-loop")
+    copies = [r for r in pageable.rows if "cudaMemcpyAsync in " in r["what"]]
+    assert len(copies) == 8 and sum(r["cost_ns"] for r in copies) == 1_077_000
 
 
 def test_shares_have_absolute_floors() -> None:

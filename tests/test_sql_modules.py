@@ -365,13 +365,19 @@ def test_a_bad_module_fails(change: tuple[str, str], error: str) -> None:
 
 
 # Include hygiene, for every SQL file that includes modules (the modules themselves, the derive's
-# queries and the doctor's detectors), as Perfetto's own checker holds its stdlib to: each file
-# includes, itself, every module whose objects it uses, and includes nothing it does not use. A
+# queries, the doctor's detectors and the SQL cases), as Perfetto's own checker holds its stdlib
+# to: each file includes, itself, every module whose objects it uses, and nothing it does not. A
 # file that works only because another include brings a module along breaks when that include
 # changes; an include nothing uses costs its tables' time on every trace.
 QUERY_DIR = ROOT / "generators" / "queries"
 DETECTOR_DIR = ROOT / "generators" / "detectors"
-INCLUDING = MODULES + sorted(QUERY_DIR.glob("*.sql")) + sorted(DETECTOR_DIR.glob("*.sql"))
+CASE_DIR = ROOT / "tests" / "sql_cases"
+INCLUDING = (
+    MODULES
+    + sorted(QUERY_DIR.glob("*.sql"))
+    + sorted(DETECTOR_DIR.glob("*.sql"))
+    + sorted(CASE_DIR.rglob("*.sql"))
+)
 _INCLUDES = re.compile(r"^INCLUDE\s+PERFETTO\s+MODULE\s+guide\.([\w.]+)\s*;", re.M)
 _OBJECT_NAME = re.compile(r"\b_?guide_\w+")
 _CREATED = re.compile(r"^CREATE\s+PERFETTO\s+(?:TABLE|VIEW|FUNCTION|MACRO|INDEX)\s+(\w+)", re.M)

@@ -91,32 +91,6 @@ SELECT id, ts, dur, name, category, parent_id
 FROM guide_kineto_slice
 WHERE category IN ('cuda_runtime', 'cuda_driver');
 
--- Runtime and driver calls that block the CPU until the GPU has caught up, on every vendor:
--- the synchronisations (cuda/hip Device/Stream/Event Synchronize, cuCtxSynchronize...) and the
--- blocking copies (cudaMemcpy, hipMemcpy, hipMemcpyWithStream, which PyTorch on ROCm uses for a
--- synchronous copy, and the driver's cuMemcpyDtoH/HtoD; not their *Async forms).
-CREATE PERFETTO TABLE guide_kineto_sync_call(
-  -- Slice id.
-  id ID(slice.id),
-  -- API name.
-  name STRING,
-  -- Start timestamp (ns).
-  ts TIMESTAMP,
-  -- Duration (ns).
-  dur DURATION,
-  -- 'sync' for a synchronisation, 'copy' for a blocking copy.
-  kind STRING
-) AS
--- One filter per name pattern, which the table runs itself.
-SELECT id, name, ts, dur, 'sync' AS kind FROM guide_kineto_runtime_call
-WHERE name GLOB '*Synchronize*'
-UNION ALL
-SELECT id, name, ts, dur, 'copy' FROM guide_kineto_runtime_call
-WHERE name IN (
-  'cudaMemcpy', 'hipMemcpy', 'hipMemcpyWithStream', 'hipMemcpyDtoH', 'hipMemcpyHtoD',
-  'hipMemcpyDtoD', 'cuMemcpyDtoH', 'cuMemcpyDtoH_v2', 'cuMemcpyHtoD', 'cuMemcpyHtoD_v2'
-);
-
 -- CUPTI correlation ids that more than one CPU-side launch (runtime or driver call) carries.
 -- CUPTI numbers the launches of one process: an id on two launches means the file holds several
 -- processes' launches (ranks merged into one file, say), which nothing tells apart, so no launch
@@ -278,6 +252,41 @@ CREATE PERFETTO INDEX guide_kineto_launch_link_gpu_idx ON guide_kineto_launch_li
 
 -- Links looked up by their CPU end: from a launch call to what it started.
 CREATE PERFETTO INDEX guide_kineto_launch_link_launch_idx ON guide_kineto_launch_link(launch_id);
+
+-- Runtime and driver calls that block the CPU until the GPU has caught up, on every vendor:
+-- the synchronisations (cuda/hip Device/Stream/Event Synchronize, cuCtxSynchronize...) and the
+-- blocking copies (cudaMemcpy, hipMemcpy, hipMemcpyWithStream, which PyTorch on ROCm uses for a
+-- synchronous copy, and the driver's cuMemcpyDtoH/HtoD), and the *Async copies whose copy lands
+-- in pageable memory (`Memcpy DtoH (Device -> Pageable)`): CUDA returns from those only once the
+-- copy has completed, behind everything queued before it on the stream, as `.item()`, `.cpu()`
+-- and `.tolist()` do.
+CREATE PERFETTO TABLE guide_kineto_sync_call(
+  -- Slice id.
+  id ID(slice.id),
+  -- API name.
+  name STRING,
+  -- Start timestamp (ns).
+  ts TIMESTAMP,
+  -- Duration (ns).
+  dur DURATION,
+  -- 'sync' for a synchronisation, 'copy' for a blocking copy.
+  kind STRING
+) AS
+-- One filter per name pattern, which the table runs itself.
+SELECT id, name, ts, dur, 'sync' AS kind FROM guide_kineto_runtime_call
+WHERE name GLOB '*Synchronize*'
+UNION ALL
+SELECT id, name, ts, dur, 'copy' FROM guide_kineto_runtime_call
+WHERE name IN (
+  'cudaMemcpy', 'hipMemcpy', 'hipMemcpyWithStream', 'hipMemcpyDtoH', 'hipMemcpyHtoD',
+  'hipMemcpyDtoD', 'cuMemcpyDtoH', 'cuMemcpyDtoH_v2', 'cuMemcpyHtoD', 'cuMemcpyHtoD_v2'
+)
+UNION ALL
+SELECT r.id, r.name, r.ts, r.dur, 'copy'
+FROM guide_kineto_runtime_call AS r
+JOIN guide_kineto_launch_link AS l ON l.launch_id = r.id
+JOIN slice AS g ON g.id = l.gpu_id
+WHERE r.name GLOB '*Memcpy*Async*' AND g.name GLOB '*Device -> Pageable*';
 
 -- The record_function() region directly inside each profiled step (`ProfilerStep#N` → label):
 -- the guide's workloads wrap each call of the code they study in one such label.

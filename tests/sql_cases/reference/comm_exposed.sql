@@ -1,5 +1,7 @@
 -- trace: reference:gpu-unlisted-no-flows.json.gz reference:gpu-unlisted-no-flows-rank-1.json.gz
 -- what: the communication and exposed time of each kernel in each tenth of the trace from guide_comm_exposed (sweeps) agree with the same quantities computed another way (every kernel of the GPU clipped to the piece, then guide_windows_union)
+INCLUDE PERFETTO MODULE guide.kineto;
+INCLUDE PERFETTO MODULE guide.windows;
 INCLUDE PERFETTO MODULE guide.comm;
 WITH
   tenth AS (

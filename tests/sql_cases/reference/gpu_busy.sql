@@ -1,5 +1,6 @@
 -- trace: reference:a100-simple-add.json.gz reference:a100-triton-compiled.json.gz reference:h100-bert-small-inference.json.gz reference:mi300x-compiled-triton.json.gz reference:v100-resnet-train.json.gz
 -- what: the busy time of the whole trace from guide_windows_gpu_busy agrees with a union computed another way (a sweep over start and end points) and is at most the summed durations
+INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.windows;
 WITH
   whole AS (SELECT 0 AS window_id, start_ts AS ts, end_ts - start_ts AS dur FROM trace_bounds),

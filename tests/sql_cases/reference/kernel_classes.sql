@@ -1,5 +1,6 @@
 -- trace: reference:a100-simple-add.json.gz reference:a100-triton-compiled.json.gz reference:h100-bert-small-inference.json.gz reference:mi300x-compiled-triton.json.gz
 -- what: what the name decoder, the attention classifier and the LLM classifier each say of every distinct kernel (three classifiers, to be merged: where they disagree shows here)
+INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.kernel_names;
 INCLUDE PERFETTO MODULE guide.attention;
 INCLUDE PERFETTO MODULE guide.llm;

@@ -1,5 +1,6 @@
 -- trace: mini:overlap_and_drop.json
 -- what: elements, bytes and reads of each input, and the tensor written, per operator (bf16 GEMM and add, fp32 copy)
+INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.traffic;
 WITH
   op AS (SELECT id, name, ts, arg_set_id FROM guide_kineto_slice WHERE category = 'cpu_op'),

@@ -1,5 +1,6 @@
 -- trace: mini:one_op_two_kernels.json
 -- what: bytes each leaf operator must read and write; aten::mm also writes the 4096 bytes of the memset it launched
+INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.traffic;
 WITH op AS (
   SELECT id, name, ts, arg_set_id FROM guide_kineto_slice

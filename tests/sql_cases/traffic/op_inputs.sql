@@ -1,5 +1,6 @@
 -- trace: mini:one_op_two_kernels.json
 -- what: the inputs each leaf operator reads, one row per input (the Scalar of aten::add has no dims)
+INCLUDE PERFETTO MODULE guide.kineto;
 INCLUDE PERFETTO MODULE guide.traffic;
 WITH op AS (
   SELECT id, name, ts, arg_set_id FROM guide_kineto_slice
