@@ -268,7 +268,18 @@ def test_blocking_copies_are_syncs_on_every_vendor() -> None:
     # rank's 8 cudaMemcpyAsync whose copy is Device -> Pageable, 1,077 µs by the JSON.
     pageable = _finding(doctor(ref.GPU_UNLISTED), "sync-in-loop")
     copies = [r for r in pageable.rows if "cudaMemcpyAsync in " in r["what"]]
-    assert len(copies) == 8 and sum(r["cost_ns"] for r in copies) == 1_077_000
+    assert len(copies) == 8 and sum(r["blocked_ns"] for r in copies) == 1_077_000
+
+
+def test_a_sync_costs_the_gpu_idle_it_leaves_at_most_what_it_blocked() -> None:
+    """The hand-written trace's second step: cudaDeviceSynchronize at 2180 µs holds the CPU 65 µs
+    while the kernel it waits for runs to 2230 µs, and the step ends at 2260 µs with no more GPU
+    work. From its start to the step's end the GPU idles 30 µs: that is its cost, not the 65 µs
+    it blocked (the GPU was busy for 50 of them)."""
+    trace = Path(__file__).parent / "data" / "mini-traces" / "steps_idle_gap_sync.json"
+    sync = _finding(doctor(trace, {"sync-in-loop": {"blocked_ns_min": 0}}), "sync-in-loop")
+    [row] = sync.rows
+    assert (row["blocked_ns"], row["waited_gpu_ns"], row["cost_ns"]) == (65_000, 50_000, 30_000)
 
 
 def test_shares_have_absolute_floors() -> None:

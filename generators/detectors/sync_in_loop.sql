@@ -10,12 +10,14 @@
 -- scope: loop
 -- guide: part-5/02-optimizer-and-data.md#reading-the-loss-back
 -- breakdown: caller
--- columns: waited_gpu_ns=GPU work waited for, caller=Caller
--- columns_ja: waited_gpu_ns=待っていた GPU の仕事, caller=呼び出し箇所
--- seen: Synchronisations inside the loop: {count}, with the CPU blocked for {sum(cost_ns)} in
---   all; the GPU work they waited for took {sum(waited_gpu_ns)}.
--- seen_ja: ループ内の同期が {count} 回あり、CPU が止まっていた時間は合計 {sum(cost_ns)} です。
---   待っていた GPU の仕事にかかった時間は {sum(waited_gpu_ns)} です。
+-- columns: blocked_ns=CPU blocked, waited_gpu_ns=GPU work waited for, caller=Caller
+-- columns_ja: blocked_ns=CPU が止まった時間, waited_gpu_ns=待っていた GPU の仕事, caller=呼び出し箇所
+-- seen: Synchronisations inside the loop: {count}, with the CPU blocked for {sum(blocked_ns)} in
+--   all; the GPU work they waited for took {sum(waited_gpu_ns)}. What they cost: {sum(cost_ns)},
+--   the GPU's idle time from each one's start to its next work, at most the time it blocked.
+-- seen_ja: ループ内の同期が {count} 回あり、CPU が止まっていた時間は合計 {sum(blocked_ns)} です。
+--   待っていた GPU の仕事にかかった時間は {sum(waited_gpu_ns)} です。同期のコストは {sum(cost_ns)}
+--   で、各同期の開始から GPU の次の仕事までのアイドル時間（その同期が CPU を止めた時間が上限）です。
 -- why: A synchronisation blocks the CPU until the GPU has caught up, so the queue of launched
 --   work runs empty: after it returns, the GPU idles while the CPU launches again. Reading a
 --   value back (`.item()`, `print(loss)`, a Python `if` on a tensor, `.cpu()`, `.tolist()`)
@@ -45,13 +47,38 @@ INCLUDE PERFETTO MODULE guide.kineto;
 
 WITH
   sync AS MATERIALIZED (
-    SELECT r.id, r.name, r.ts, r.dur, w.step, s.thread_name, s.tid
+    SELECT r.id, r.name, r.ts, r.dur, w.step, w.ts + w.dur AS window_end, s.thread_name, s.tid
     FROM guide_kineto_sync_call AS r
     JOIN guide_kineto_slice AS s USING (id)
     CROSS JOIN guide_windows_real_loop AS w ON r.ts >= w.ts AND r.ts < w.ts + w.dur
     WHERE EXISTS (SELECT 1 FROM guide_kineto_gpu_activity)
   ),
-  waited AS (SELECT * FROM guide_windows_gpu_busy!((SELECT id AS window_id, ts, dur FROM sync))),
+  waited AS MATERIALIZED (
+    SELECT * FROM guide_windows_gpu_busy!((SELECT id AS window_id, ts, dur FROM sync))
+  ),
+  -- From each synchronisation's start to the GPU's next work after it returns, within its step.
+  -- What a synchronisation costs is the GPU's idle time there, up to the time it held the CPU
+  -- (without it the CPU would have spent that time preparing more work, no more): one that waits
+  -- on a GPU that stays busy (a closing sync, a result read back at the end) costs little
+  -- however long it blocks, and one followed by a long stretch of Python costs no more than
+  -- it blocked.
+  -- The GPU's idle time from a synchronisation's start to its next work, within the step: idle
+  -- while it blocked (its span less the GPU work in it), then from its return to the GPU's next
+  -- start (work still running there on another stream is rare: a synchronisation mostly waits
+  -- for all of it).
+  span AS MATERIALIZED (
+    SELECT
+      sync.id,
+      sync.dur - COALESCE(waited.busy_ns, 0) + MAX(0, MIN(
+        COALESCE(
+          (SELECT MIN(g.ts) FROM guide_kineto_gpu_activity AS g WHERE g.ts >= sync.ts + sync.dur),
+          sync.window_end
+        ),
+        sync.window_end
+      ) - (sync.ts + sync.dur)) AS idle_ns
+    FROM sync
+    LEFT JOIN waited ON waited.window_id = sync.id
+  ),
   -- The operator that asked for the synchronisation: the nearest enclosing cpu_op.
   caller AS (
     SELECT sync.id, (
@@ -69,13 +96,15 @@ SELECT
     || IIF(caller.op IS NULL, '', ' in ' || caller.op) AS what,
   IIF(sync.step IS NULL, '', 'ProfilerStep#' || sync.step || ': ')
     || IIF(caller.op IS NULL, '', caller.op || ' の中の ') || sync.name AS what_ja,
-  sync.dur AS cost_ns,
+  MIN(sync.dur, span.idle_ns) AS cost_ns,
+  sync.dur AS blocked_ns,
   COALESCE(waited.busy_ns, 0) AS waited_gpu_ns,
   sync.name || IIF(caller.op IS NULL, '', ' in ' || caller.op) AS caller,
   IIF(caller.op IS NULL, '', caller.op || ' の中の ') || sync.name AS caller_ja
 FROM sync
 JOIN caller USING (id)
 LEFT JOIN waited ON waited.window_id = sync.id
+JOIN span USING (id)
 -- Below the floor the CPU lost too little to act on, whatever the count.
 WHERE (SELECT SUM(dur) FROM sync) >= {{blocked_ns_min}} * (SELECT COUNT(*) FROM guide_windows_real_loop)
-ORDER BY sync.dur DESC, ts, location
+ORDER BY cost_ns DESC, sync.dur DESC, sync.ts, location

@@ -253,6 +253,9 @@ CREATE PERFETTO INDEX guide_kineto_launch_link_gpu_idx ON guide_kineto_launch_li
 -- Links looked up by their CPU end: from a launch call to what it started.
 CREATE PERFETTO INDEX guide_kineto_launch_link_launch_idx ON guide_kineto_launch_link(launch_id);
 
+-- GPU activities looked up by start: the next one after a moment (a synchronisation's return).
+CREATE PERFETTO INDEX guide_kineto_gpu_activity_ts_idx ON guide_kineto_gpu_activity(ts);
+
 -- Runtime and driver calls that block the CPU until the GPU has caught up, on every vendor:
 -- the synchronisations (cuda/hip Device/Stream/Event Synchronize, cuCtxSynchronize...) and the
 -- blocking copies (cudaMemcpy, hipMemcpy, hipMemcpyWithStream, which PyTorch on ROCm uses for a
