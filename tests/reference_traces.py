@@ -23,6 +23,8 @@ GPU_UNLISTED = REFERENCE_TRACES / "gpu-unlisted-no-flows.json.gz"
 #: Rank 1 of the same job as GPU_UNLISTED (rank 0), sampled the same way: the cross-rank pair.
 GPU_UNLISTED_RANK_1 = REFERENCE_TRACES / "gpu-unlisted-no-flows-rank-1.json.gz"
 V100 = REFERENCE_TRACES / "v100-resnet-train.json.gz"
+#: One rank of a CPU-only gloo job: its only step runs no operator (it waits in collectives).
+CPU_ONLY_GLOO = REFERENCE_TRACES / "cpu-only-gloo-rank.json.gz"
 #: SGLang decoding on ROCm: one hipGraphLaunch replays 544 kernels that no flow links.
 MI300X_GRAPH_REPLAY = REFERENCE_TRACES / "mi300x-sglang-graph-replay.json.gz"
 #: SGLang capturing a HIP graph: launches recorded during the capture, no graph launch.
@@ -33,8 +35,10 @@ FOREIGN_TRAINING = (V100, MI250_TOY, GPU_UNLISTED)
 #: The traces that lack what most GPU traces hold, kept for the doctor's trust gate: the
 #: CPU-side capture has no GPU activity (so no launches, kernels or flows), the other kernels
 #: and launches but no ac2g flows.
-WITHOUT_GPU_ACTIVITY = frozenset({A100_CPU_SIDE.name})
-WITHOUT_FLOWS = frozenset({A100_CPU_SIDE.name, GPU_UNLISTED.name, GPU_UNLISTED_RANK_1.name})
+WITHOUT_GPU_ACTIVITY = frozenset({A100_CPU_SIDE.name, CPU_ONLY_GLOO.name})
+WITHOUT_FLOWS = frozenset(
+    {A100_CPU_SIDE.name, CPU_ONLY_GLOO.name, GPU_UNLISTED.name, GPU_UNLISTED_RANK_1.name}
+)
 
 
 #: Traces too large to open in every test that walks the reference traces (17 MB of JSON): only

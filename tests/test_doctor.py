@@ -405,6 +405,16 @@ def test_a_warning_under_one_percent_of_the_loop_is_information() -> None:
     assert small_share_demotion(999, None) is None
 
 
+def test_a_trace_s_only_step_is_a_step_even_without_operators() -> None:
+    """A CPU-only gloo rank whose one ProfilerStep#551 (210 ms) runs no operator, only
+    gloo:all_reduce annotations: a step spent waiting, not the profiler's stub (which is the last
+    of several), so the trace has one step, not "no step markers"."""
+    report = doctor(ref.CPU_ONLY_GLOO)
+    assert _trust(report, "no-steps") is None
+    steps = _trust(report, "steps")
+    assert steps is not None and "One real profiled step" in steps.text
+
+
 def test_a_real_hip_graph_capture_is_not_execution() -> None:
     """SGLang capturing its decode step on ROCm: about 1,500 runtime calls recorded between
     hipStreamBeginCapture and hipStreamEndCapture, two kernels run, no graph launch. The

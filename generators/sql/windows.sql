@@ -261,10 +261,11 @@ LEFT JOIN guide_kineto_launch_link AS ll ON ll.gpu_id = c.next_gpu_id
 LEFT JOIN slice AS l ON l.id = ll.launch_id
 WHERE c.dur > 0;
 
--- The stub steps of the loop: a `ProfilerStep#N` that ran no operator (the stub the profiler's
--- stop leaves after the last `prof.step()`), or one under 5 % of the (upper) median step. Not
--- steps of the loop: the step count, the median and per-step averages leave them out. The
--- no-operator rule applies only where the trace records operators at all.
+-- The stub steps of the loop: the last `ProfilerStep#N` of several when it ran no operator (the
+-- stub the profiler's stop leaves after the last `prof.step()`), or one under 5 % of the (upper)
+-- median step. Not steps of the loop: the step count, the median and per-step averages leave them
+-- out. The no-operator rule applies only where the trace records operators at all; a trace's only
+-- step is never a stub (a step spent waiting, in a collective or a data loader, runs no operator).
 CREATE PERFETTO TABLE guide_windows_stub_step(
   -- Loop window of the stub (guide_windows_loop.window_id).
   window_id JOINID(slice.id),
@@ -281,10 +282,12 @@ WITH
 SELECT s.window_id, s.step, s.dur
 FROM steps AS s, median, has_ops
 WHERE s.dur < 0.05 * median.median_ns
-  OR (has_ops.yes AND NOT EXISTS (
-    SELECT 1 FROM slice AS o
-    WHERE o.category = 'cpu_op' AND o.ts >= s.ts AND o.ts < s.ts + s.dur
-  ));
+  OR (has_ops.yes
+    AND s.step = (SELECT MAX(step) FROM steps) AND (SELECT COUNT(*) FROM steps) > 1
+    AND NOT EXISTS (
+      SELECT 1 FROM slice AS o
+      WHERE o.category = 'cpu_op' AND o.ts >= s.ts AND o.ts < s.ts + s.dur
+    ));
 
 -- The windows of the step loop less its stub steps (guide_windows_stub_step): the loop the
 -- doctor's checks count, average and take medians over.
