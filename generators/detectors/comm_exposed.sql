@@ -34,14 +34,16 @@
 --   backward forces an early wait. Send/receive and all-to-all (`ncclKernel_SendRecv`):
 --   `bucket_cap_mb` does not apply; issue the exchange early (`async_op=True`) and `wait()` only
 --   where its result is needed, with independent compute (the next batch's lookups, other
---   micro-batches) in between.
+--   micro-batches) in between; the same for any collective in a trace with no backward pass
+--   (inference's tensor-parallel all-reduces), where no gradient is being synchronised.
 -- try_ja: どれが当てはまるかはカーネルの種類でわかります。all-reduce、reduce-scatter、all-gather:
 --   DDP や FSDP に通信を計算と重ねさせてください。逆伝播とオプティマイザの間で同期しないこ
 --   と、`bucket_cap_mb` を調整すること、通信が専用のストリームで動いていること、
 --   逆伝播の中に早すぎる待機を強いるものがないことを確認します。send/receive と all-to-all
 --   （`ncclKernel_SendRecv`）: `bucket_cap_mb` は関係しません。交換を早めに発行し
 --   （`async_op=True`）、結果が必要な所でだけ `wait()` して、その間にそれに依存しない計算
---   （次のバッチの埋め込み参照、ほかのマイクロバッチ）を置いてください。
+--   （次のバッチの埋め込み参照、ほかのマイクロバッチ）を置いてください。逆伝播のないトレース
+--   （推論のテンソル並列の all-reduce など）の集団通信も同じで、そこでは勾配を同期していません。
 -- after: The communication kernels sit under compute kernels on another stream of the same GPU.
 -- after_ja: 通信カーネルが、同じ GPU の別のストリームで動く計算カーネルと重なります。
 -- false-positives: The last bucket of a backward, which has nothing left to overlap with. A
@@ -90,7 +92,11 @@ SELECT
   p.collective = 'exchange' AS exchanges,
   -- The advice that fits the traffic most of the exposed time is, by its code names alone (the
   -- same in every language; "What to try" says more).
-  IIF(total.exchange_ns > total.sync_ns,
+  -- Without a backward pass in the trace (inference: a tensor-parallel all-reduce, say) no
+  -- gradient is being synchronised, and DDP's buckets do not apply.
+  IIF(total.exchange_ns > total.sync_ns OR NOT EXISTS (
+      SELECT 1 FROM slice WHERE name GLOB 'autograd::engine::evaluate_function*'
+    ),
     'async_op=True + wait()', 'DDP/FSDP bucket_cap_mb') AS advice
 FROM typed AS p, total
 WHERE total.comm_ns > 0 AND 100.0 * total.exposed_ns / total.comm_ns >= {{exposed_pct_min}}

@@ -30,7 +30,7 @@ SELECT CASE
   WHEN c GLOB '*broadcast*' THEN 'broadcast'
   WHEN c GLOB '*barrier*' THEN 'barrier'
   WHEN c GLOB '*reduce*' THEN 'reduce'
-  WHEN n GLOB '*allreduce*' THEN 'all_reduce'
+  WHEN n GLOB '*allreduce*' OR n GLOB '*crossdevicereduce*' THEN 'all_reduce'
   WHEN n GLOB '*reducescatter*' THEN 'reduce_scatter'
   WHEN n GLOB '*allgather*' THEN 'all_gather'
   WHEN n GLOB '*alltoall*' THEN 'all_to_all'
@@ -86,7 +86,13 @@ WITH
       EXTRACT_ARG(arg_set_id, 'args.In msg nelems')
         * guide_dtypes_elem_bytes(EXTRACT_ARG(arg_set_id, 'args.dtype')) AS msg_bytes
     FROM guide_kineto_gpu_activity
-    WHERE category = 'kernel' AND name GLOB '*[nNrR][cC][cC][lL]*'
+    WHERE category = 'kernel' AND (
+      name GLOB '*[nNrR][cC][cC][lL]*'
+      -- Collectives over symmetric memory, without NCCL: PyTorch's symm_mem kernels
+      -- (multimem_all_reduce_kernel, one_shot_all_reduce_kernel, ...) and vLLM's custom
+      -- all-reduce (cross_device_reduce_1stage, ...).
+      OR name GLOB '*_all_reduce_kernel*' OR name GLOB '*cross_device_reduce*'
+    )
   )
 SELECT
   id, ts, dur, name, device, stream, kind,

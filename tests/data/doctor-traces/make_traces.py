@@ -127,11 +127,12 @@ def recompiled() -> None:
 
 
 def graphs_and_comm() -> None:
-    """Two steps on one GPU: a CUDA graph replaying four kernels, then an all-reduce kernel on
-    its own stream that no compute kernel overlaps."""
+    """Two training steps on one GPU: a CUDA graph replaying four kernels, a backward node, then
+    an all-reduce kernel on its own stream that no compute kernel overlaps (a gradient sync)."""
     t = Trace(gpu=True)
     for i, start in enumerate((1000.0, 3000.0)):
         t.cpu("user_annotation", f"ProfilerStep#{i}", start, 1900)
+        t.cpu("cpu_op", "autograd::engine::evaluate_function: AddmmBackward0", start + 500, 50)
         t.launch(
             "cudaGraphLaunch",
             start + 50,
