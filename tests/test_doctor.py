@@ -389,14 +389,21 @@ def test_a_graph_capture_is_not_execution() -> None:
 
 
 def test_a_warning_under_one_percent_of_the_loop_is_information() -> None:
-    """Rank 0 of the recommendation job: its pageable host-device copies take 893 µs of a
-    1.23 s loop (0.07 %), so they are information with the reason; its exposed communication
-    (337 ms) stays a warning. The floor is a share of the loop's time, whatever the detector's
-    own measure."""
+    """Rank 0 of the recommendation job: its host-device copies take 893 µs of a 1.23 s loop,
+    81 µs of it with no kernel beside them, so they are information with the reason; its
+    exposed communication (337 ms) stays a warning. The floor is a share of the loop's time,
+    whatever the detector's own measure."""
     report = doctor(ref.GPU_UNLISTED)
     copies = _finding(report, "host-device-copies")
     assert copies.severity == "info" and copies.detector.severity == "warning"
-    assert "893 µs of the loop's 1.23 s (under 0.1 %; the floor" in copies.demoted[0]
+    assert "81.0 µs of the loop's 1.23 s (under 0.1 %; the floor" in copies.demoted[0]
+    assert sum(r["copy_ns"] for r in copies.rows) == 893_000
+    # A pageable copy costs its whole length (the CPU waits for it); a pinned one only the part
+    # no kernel on its GPU runs beside.
+    pageable = [r for r in copies.rows if r["pageable"]]
+    pinned = [r for r in copies.rows if not r["pageable"]]
+    assert len(pageable) == 24 and all(r["cost_ns"] == r["copy_ns"] for r in pageable)
+    assert pinned and sum(r["cost_ns"] for r in pinned) < sum(r["copy_ns"] for r in pinned)
     assert "0.1 % 未満" in copies.demoted[1]
     assert _finding(report, "comm-exposed").severity == "warning"
     # The boundary: a cost of exactly 1 % of the loop keeps its severity.

@@ -58,14 +58,23 @@ WITH
       AND ((g.category = 'gpu_memcpy' AND g.name GLOB '*DtoD*') OR g.category = 'kernel')
   ),
   busy AS MATERIALIZED (SELECT SUM(busy_ns) AS busy_ns FROM guide_windows_loop_busy),
-  -- Each of those copies with the outermost operator above it (read once per copy).
+  -- Each of those copies with the outermost operator above it, and the nearest one that is not
+  -- itself a copy (read once per copy): the operator that asked for the copy.
   copy_op AS MATERIALIZED (
     SELECT
       c.copy_id,
       (
         SELECT a.name FROM ancestor_slice(c.copy_id) AS a
         WHERE a.category = 'cpu_op' ORDER BY a.depth LIMIT 1
-      ) AS outer_op
+      ) AS outer_op,
+      (
+        SELECT a.name FROM ancestor_slice(c.copy_id) AS a
+        WHERE a.category = 'cpu_op' AND a.name NOT IN (
+            'aten::copy_', 'aten::clone', 'aten::to', 'aten::_to_copy', 'aten::contiguous',
+            'aten::copy'
+          )
+        ORDER BY a.depth DESC LIMIT 1
+      ) AS asked_by
     FROM (SELECT DISTINCT copy_id FROM launched) AS c
     -- Read only when these copies, all of them, would reach the threshold: the hidden ones
     -- are some of them.
@@ -87,6 +96,11 @@ WITH
         'aten::copy_', 'aten::clone', 'aten::to', 'aten::_to_copy', 'aten::contiguous',
         'aten::index_copy_', 'aten::index_put_', 'aten::copy', 'aten::cat'
       )
+      -- A copy asked for by an ATen operator is hidden in it; one that an autograd node
+      -- (AccumulateGrad, a cast's backward), a compiled function or a library's own operator
+      -- (vllm::all_reduce, say) makes is that code's explicit copy, which no in-place form
+      -- removes.
+      AND c.asked_by GLOB 'aten::*'
   ),
   total AS (SELECT SUM(dur) AS copy_ns FROM hidden)
 SELECT

@@ -14,13 +14,15 @@
 -- scope: loop
 -- guide: part-5/02-optimizer-and-data.md#copies-to-the-gpu
 -- breakdown: kind
--- columns: kind=Kind of copy, pageable=From or to pageable memory, copied_bytes=Bytes, loop_ns=Loop time, copy_pct=Share of the loop
--- columns_ja: kind=コピーの種類, pageable=ページング可能メモリ, copied_bytes=バイト数, loop_ns=ループの時間, copy_pct=ループに占める割合
--- seen: Host↔device copies inside the loop: {count}, {sum(cost_ns)} of copy time
---   ({first(copy_pct)} of the loop's {first(loop_ns)}); from or to pageable memory:
---   {sum(pageable)}.
--- seen_ja: ループ内のホスト↔デバイス間コピーが {count} 回あり、コピー時間は {sum(cost_ns)}
---   です（ループ全体 {first(loop_ns)} の {first(copy_pct)}）。ページング可能メモリとの間のコピーは
+-- columns: copy_ns=Copy time, kind=Kind of copy, pageable=From or to pageable memory, copied_bytes=Bytes, loop_ns=Loop time, copy_pct=Share of the loop
+-- columns_ja: copy_ns=コピー時間, kind=コピーの種類, pageable=ページング可能メモリ, copied_bytes=バイト数, loop_ns=ループの時間, copy_pct=ループに占める割合
+-- seen: Host↔device copies inside the loop: {count}, {sum(copy_ns)} of copy time, of which
+--   {sum(cost_ns)} with no kernel running beside it on the same GPU ({first(copy_pct)} of the
+--   loop's {first(loop_ns)}); from or to pageable memory (the CPU waits for those, so they count
+--   whole): {sum(pageable)}.
+-- seen_ja: ループ内のホスト↔デバイス間コピーが {count} 回あり、コピー時間は {sum(copy_ns)}、そのうち同じ
+--   GPU でカーネルが並んで動いていなかった時間は {sum(cost_ns)} です（ループ全体 {first(loop_ns)} の
+--   {first(copy_pct)}）。ページング可能メモリとの間のコピー（CPU がその完了を待つため、全体を数えます）は
 --   {sum(pageable)} 回です。
 -- why: A copy from pageable (ordinary) host memory goes through a staging buffer of the
 --   driver's, and PyTorch waits for it (`cudaStreamSynchronize` under `aten::copy_`), so the CPU
@@ -51,8 +53,8 @@ INCLUDE PERFETTO MODULE guide.kineto;
 
 WITH
   loop AS (SELECT SUM(dur) AS loop_ns FROM guide_windows_real_loop),
-  copy AS (
-    SELECT g.*
+  in_loop AS MATERIALIZED (
+    SELECT g.*, g.name GLOB '*Pageable*' AS is_pageable
     FROM guide_kineto_gpu_activity AS g
     WHERE g.category = 'gpu_memcpy'
       AND (g.name GLOB '*HtoD*' OR g.name GLOB '*DtoH*')
@@ -60,8 +62,22 @@ WITH
         SELECT 1 FROM guide_windows_real_loop AS w WHERE g.ts >= w.ts AND g.ts < w.ts + w.dur
       )
   ),
+  -- The longest kernel bounds how far before a copy a kernel overlapping it can start.
+  longest AS (SELECT MAX(dur) AS ns FROM guide_kineto_gpu_activity WHERE category = 'kernel'),
+  -- What a copy costs: a pinned (async) copy that kernels on the same GPU run beside costs only
+  -- the part none covers (the overlaps summed, at most its length); a pageable one, whole, since
+  -- the CPU waits for it.
+  copy AS MATERIALIZED (
+    SELECT c.*, IIF(c.is_pageable, c.dur, c.dur - MIN(c.dur, COALESCE((
+      SELECT SUM(MIN(k.ts + k.dur, c.ts + c.dur) - MAX(k.ts, c.ts))
+      FROM guide_kineto_gpu_activity AS k, longest
+      WHERE k.category = 'kernel' AND k.device = c.device
+        AND k.ts >= c.ts - longest.ns AND k.ts < c.ts + c.dur AND k.ts + k.dur > c.ts
+    ), 0))) AS exposed_ns
+    FROM in_loop AS c
+  ),
   total AS (
-    SELECT SUM(dur) AS copy_ns, SUM(IIF(name GLOB '*Pageable*', dur, 0)) AS pageable_ns
+    SELECT SUM(exposed_ns) AS copy_ns, SUM(IIF(is_pageable, dur, 0)) AS pageable_ns
     FROM copy
   )
 SELECT
@@ -77,12 +93,13 @@ SELECT
     EXTRACT_ARG(copy.arg_set_id, 'args.bytes') IS NULL, '',
     '、' || EXTRACT_ARG(copy.arg_set_id, 'args.bytes') || ' バイト'
   ) AS what_ja,
-  copy.dur AS cost_ns,
+  copy.exposed_ns AS cost_ns,
+  copy.dur AS copy_ns,
   IIF(copy.name GLOB '*HtoD*', 'host to device', 'device to host')
     || IIF(copy.name GLOB '*Pageable*', ', pageable', ', pinned') AS kind,
   IIF(copy.name GLOB '*HtoD*', 'ホストからデバイス', 'デバイスからホスト')
     || IIF(copy.name GLOB '*Pageable*', '、ページング可能', '、ピン留め') AS kind_ja,
-  copy.name GLOB '*Pageable*' AS pageable,
+  copy.is_pageable AS pageable,
   EXTRACT_ARG(copy.arg_set_id, 'args.bytes') AS copied_bytes,
   loop.loop_ns,
   100.0 * total.copy_ns / loop.loop_ns AS copy_pct
@@ -92,4 +109,4 @@ WHERE loop.loop_ns > 0
     (100.0 * total.copy_ns / loop.loop_ns >= {{copy_pct_min}} AND total.copy_ns >= {{copy_ns_min}})
     OR total.pageable_ns >= {{pageable_ns_min}}
   )
-ORDER BY copy.dur DESC, ts, location
+ORDER BY copy.exposed_ns DESC, copy.dur DESC, copy.ts, location
