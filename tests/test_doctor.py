@@ -422,6 +422,16 @@ def test_a_trace_s_only_step_is_a_step_even_without_operators() -> None:
     assert steps is not None and "One real profiled step" in steps.text
 
 
+def test_an_optimizer_label_inside_another_is_one_step() -> None:
+    """A combined optimizer's label holds the inner optimizer's: each step's 24 updates are one
+    optimizer step, not two (the MTIA rank of HTA's counted its 4.36 s three times)."""
+    finding = _finding(doctor(SYNTHETIC / "combined-optimizer.json"), "optimizer-single-tensor")
+    assert [r["what"].split(":")[0] for r in finding.rows] == [
+        "Optimizer.step#CombinedOptimizer.step"
+    ] * 2
+    assert all(r["operators"] == 24 for r in finding.rows)
+
+
 def test_a_real_hip_graph_capture_is_not_execution() -> None:
     """SGLang capturing its decode step on ROCm: about 1,500 runtime calls recorded between
     hipStreamBeginCapture and hipStreamEndCapture, two kernels run, no graph launch. The

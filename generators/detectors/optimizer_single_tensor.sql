@@ -59,6 +59,11 @@ WITH
       -- (apex, DeepSpeed, Megatron) is batched whatever its operators are called.
       AND NOT (LOWER(s.name) GLOB '*fused*' OR LOWER(s.name) GLOB '*foreach*'
         OR LOWER(s.name) GLOB '*multi_tensor*')
+      -- One step once: a combined optimizer's label holds each inner optimizer's (TorchRec's
+      -- CombinedOptimizer.step around Adam.step), counted under the outermost only.
+      AND NOT EXISTS (
+        SELECT 1 FROM ancestor_slice(s.id) AS a WHERE a.name GLOB 'Optimizer.step#*'
+      )
   ),
   inside AS (
     SELECT o.id,

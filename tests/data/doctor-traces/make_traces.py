@@ -158,6 +158,28 @@ def graphs_and_comm() -> None:
     t.write("graphs-and-comm.json")
 
 
+def combined_optimizer() -> None:
+    """Two CPU steps, each running a combined optimizer (TorchRec's CombinedOptimizer) whose
+    label holds an inner optimizer's label: 24 single-tensor fp32 updates inside both."""
+    t = Trace(gpu=False)
+    for i, start in enumerate((1000.0, 2000.0)):
+        t.cpu("user_annotation", f"ProfilerStep#{i}", start, 900)
+        t.cpu("user_annotation", "Optimizer.step#CombinedOptimizer.step", start + 100, 600)
+        t.cpu("user_annotation", "Optimizer.step#Adam.step", start + 110, 580)
+        for k in range(24):
+            t.cpu(
+                "cpu_op",
+                "aten::add_",
+                start + 120 + 20 * k,
+                15,
+                **{
+                    "Input Dims": [[256, 256], [256, 256], []],
+                    "Input type": ["float", "float", "Scalar"],
+                },
+            )
+    t.write("combined-optimizer.json")
+
+
 def graph_capture() -> None:
     """Three steps that capture a CUDA graph and never replay it: the launches inside the
     capture queue nothing on the GPU (as a capture records them), one warm-up kernel ran before
@@ -256,6 +278,7 @@ def rank_of_job(rank: int) -> None:
 if __name__ == "__main__":
     recompiled()
     graphs_and_comm()
+    combined_optimizer()
     graph_capture()
     hostile_names()
     rank_of_job(0)
