@@ -14,10 +14,12 @@
 -- columns_ja: blocked_ns=CPU が止まった時間, waited_gpu_ns=待っていた GPU の仕事, caller=呼び出し箇所
 -- seen: Synchronisations inside the loop: {count}, with the CPU blocked for {sum(blocked_ns)} in
 --   all; the GPU work they waited for took {sum(waited_gpu_ns)}. What they cost: {sum(cost_ns)},
---   the GPU's idle time from each one's start to its next work, at most the time it blocked.
+--   the GPU's idle time from the end of the work each waited for to its next work, at most the
+--   time it blocked.
 -- seen_ja: ループ内の同期が {count} 回あり、CPU が止まっていた時間は合計 {sum(blocked_ns)} です。
 --   待っていた GPU の仕事にかかった時間は {sum(waited_gpu_ns)} です。同期のコストは {sum(cost_ns)}
---   で、各同期の開始から GPU の次の仕事までのアイドル時間（その同期が CPU を止めた時間が上限）です。
+--   で、各同期が待った仕事の終わりから GPU の次の仕事までのアイドル時間（その同期が CPU を止めた
+--   時間が上限）です。
 -- why: A synchronisation blocks the CPU until the GPU has caught up, so the queue of launched
 --   work runs empty: after it returns, the GPU idles while the CPU launches again. Reading a
 --   value back (`.item()`, `print(loss)`, a Python `if` on a tensor, `.cpu()`, `.tolist()`)
@@ -62,22 +64,29 @@ WITH
   -- on a GPU that stays busy (a closing sync, a result read back at the end) costs little
   -- however long it blocks, and one followed by a long stretch of Python costs no more than
   -- it blocked.
-  -- The GPU's idle time from a synchronisation's start to its next work, within the step: idle
-  -- while it blocked (its span less the GPU work in it), then from its return to the GPU's next
-  -- start (work still running there on another stream is rare: a synchronisation mostly waits
-  -- for all of it).
+  -- The longest GPU activity bounds how far before a moment one still running then started.
+  longest AS (SELECT MAX(dur) AS ns FROM guide_kineto_gpu_activity),
+  -- What a synchronisation cost the GPU: from the end of the GPU work it waited for (the last
+  -- that ran while it blocked; its own start if none did) to the GPU's next start after it
+  -- returned, within its step. Idle time while it blocked with work already queued (a wait on
+  -- an event, another stream) is not its doing, and neither are the gaps between the queued
+  -- kernels it waited for.
   span AS MATERIALIZED (
     SELECT
       sync.id,
-      sync.dur - COALESCE(waited.busy_ns, 0) + MAX(0, MIN(
+      MAX(0, MIN(
         COALESCE(
           (SELECT MIN(g.ts) FROM guide_kineto_gpu_activity AS g WHERE g.ts >= sync.ts + sync.dur),
           sync.window_end
         ),
         sync.window_end
-      ) - (sync.ts + sync.dur)) AS idle_ns
+      ) - COALESCE((
+        SELECT MAX(MIN(g.ts + g.dur, sync.ts + sync.dur))
+        FROM guide_kineto_gpu_activity AS g, longest
+        WHERE g.ts >= sync.ts - longest.ns AND g.ts < sync.ts + sync.dur
+          AND g.ts + g.dur > sync.ts
+      ), sync.ts)) AS idle_ns
     FROM sync
-    LEFT JOIN waited ON waited.window_id = sync.id
   ),
   -- The operator that asked for the synchronisation: the nearest enclosing cpu_op.
   caller AS (
