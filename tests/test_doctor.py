@@ -432,6 +432,16 @@ def test_an_optimizer_label_inside_another_is_one_step() -> None:
     assert all(r["operators"] == 24 for r in finding.rows)
 
 
+def test_a_large_exposure_is_reported_whatever_its_share_of_the_communication() -> None:
+    """The recommendation rank's 337 ms of exposed communication is more than 5 % of its trace:
+    reported even where the share of the communication's own time would not be (hta-diff-test,
+    29.2 % of 251 ms, was silent under the 30 % rule); with both shares out of reach, silent."""
+    only_trace_share = {"comm-exposed": {"exposed_pct_min": 101}}
+    assert _finding(doctor(ref.GPU_UNLISTED, only_trace_share), "comm-exposed") is not None
+    neither = {"comm-exposed": {"exposed_pct_min": 101, "exposed_trace_pct_min": 101}}
+    assert _finding(doctor(ref.GPU_UNLISTED, neither), "comm-exposed") is None
+
+
 def test_a_real_hip_graph_capture_is_not_execution() -> None:
     """SGLang capturing its decode step on ROCm: about 1,500 runtime calls recorded between
     hipStreamBeginCapture and hipStreamEndCapture, two kernels run, no graph launch. The

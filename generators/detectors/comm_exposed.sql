@@ -5,8 +5,11 @@
 -- param: exposed_pct_min = 30  Reported when at least this share (%) of the communication kernels' time has no compute kernel running beside it.
 -- param_ja: exposed_pct_min  通信カーネルの時間のうち、同時に計算カーネルが動いていない時間の割合
 --   （%）がこの値以上のとき報告します。
--- param: exposed_ns_min = 100000  ...and when the exposed time is at least this long (ns) in all.
--- param_ja: exposed_ns_min  ……かつ、重なりのない時間の合計がこの値（ns）以上のとき。
+-- param: exposed_trace_pct_min = 5  ...or when the exposed time is at least this share (%) of the trace's time (a large exposure, whatever its share of the communication)...
+-- param_ja: exposed_trace_pct_min  ……または、重なりのない時間がトレースの時間のこの割合（%）以上のとき
+--   （通信に占める割合によらず、大きな露出）……
+-- param: exposed_ns_min = 100000  ...and, either way, when the exposed time is at least this long (ns) in all.
+-- param_ja: exposed_ns_min  ……いずれの場合も、重なりのない時間の合計がこの値（ns）以上のとき。
 -- needs: gpu
 -- relies: kernels
 -- guide: check-your-trace.md#comm-exposed
@@ -99,6 +102,10 @@ SELECT
     ),
     'async_op=True + wait()', 'DDP/FSDP bucket_cap_mb') AS advice
 FROM typed AS p, total
-WHERE total.comm_ns > 0 AND 100.0 * total.exposed_ns / total.comm_ns >= {{exposed_pct_min}}
+WHERE total.comm_ns > 0
+  AND (
+    100.0 * total.exposed_ns / total.comm_ns >= {{exposed_pct_min}}
+    OR 100.0 * total.exposed_ns / (SELECT dur FROM whole) >= {{exposed_trace_pct_min}}
+  )
   AND total.exposed_ns >= {{exposed_ns_min}}
 ORDER BY p.exposed_ns DESC, ts, location
