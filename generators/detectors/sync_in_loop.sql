@@ -64,28 +64,35 @@ WITH
   -- on a GPU that stays busy (a closing sync, a result read back at the end) costs little
   -- however long it blocks, and one followed by a long stretch of Python costs no more than
   -- it blocked.
-  -- The longest GPU activity bounds how far before a moment one still running then started.
-  longest AS (SELECT MAX(dur) AS ns FROM guide_kineto_gpu_activity),
   -- What a synchronisation cost the GPU: from the end of the GPU work it waited for (the last
   -- that ran while it blocked; its own start if none did) to the GPU's next start after it
-  -- returned, within its step. Idle time while it blocked with work already queued (a wait on
-  -- an event, another stream) is not its doing, and neither are the gaps between the queued
-  -- kernels it waited for.
+  -- returned, within its step: the rest of the idle gap it returned into (guide_windows_gpu_gap,
+  -- the longest on several GPUs), nothing when it returned to a busy GPU, and to the step's end
+  -- when no GPU work follows it there. Idle time while it blocked with work already queued (a
+  -- wait on an event, another stream) is not its doing, and neither are the gaps between the
+  -- queued kernels it waited for.
   span AS MATERIALIZED (
     SELECT
       sync.id,
-      MAX(0, MIN(
-        COALESCE(
-          (SELECT MIN(g.ts) FROM guide_kineto_gpu_activity AS g WHERE g.ts >= sync.ts + sync.dur),
-          sync.window_end
+      COALESCE(
+        (
+          SELECT MAX(g.ts + g.dur - MAX(g.ts, sync.ts))
+          FROM guide_windows_gpu_gap AS g
+          WHERE g.ts <= sync.ts + sync.dur AND g.ts + g.dur > sync.ts + sync.dur
         ),
-        sync.window_end
-      ) - COALESCE((
-        SELECT MAX(MIN(g.ts + g.dur, sync.ts + sync.dur))
-        FROM guide_kineto_gpu_activity AS g, longest
-        WHERE g.ts >= sync.ts - longest.ns AND g.ts < sync.ts + sync.dur
-          AND g.ts + g.dur > sync.ts
-      ), sync.ts)) AS idle_ns
+        IIF(
+          EXISTS (
+            SELECT 1 FROM guide_kineto_gpu_activity AS a
+            WHERE a.ts <= sync.ts + sync.dur AND a.ts + a.dur > sync.ts + sync.dur
+          ),
+          0,
+          -- No GPU work after it in its step: idle from the last work's end to the step's end.
+          MAX(0, sync.window_end - MAX(sync.ts, COALESCE((
+            SELECT MAX(a.ts + a.dur) FROM guide_kineto_gpu_activity AS a
+            WHERE a.ts < sync.ts + sync.dur
+          ), sync.ts)))
+        )
+      ) AS idle_ns
     FROM sync
   ),
   -- The operator that asked for the synchronisation: the nearest enclosing cpu_op.
