@@ -29,7 +29,7 @@ from generators.doctor.detectors import (
     render_template,
     template_fields,
 )
-from generators.doctor.examine import Report, examine, small_share_demotion
+from generators.doctor.examine import Report, device_label, examine, small_share_demotion
 from generators.doctor.render import (
     count_text,
     guide_url,
@@ -359,6 +359,22 @@ def test_kernels_without_device_properties_are_a_gpu_of_unknown_model() -> None:
     assert _trust(report, "no-flows") is None
     skipped = {d.id for d in report.skipped}
     assert not skipped & {"cuda-graphs", "hidden-copies", "launch-bound", "overhead-bound-steps"}
+
+
+def test_an_unnamed_gpu_is_described_by_what_its_properties_say() -> None:
+    """vLLM's ROCm traces list their GPUs with empty names but their compute capability,
+    multiprocessors and memory: the label keeps the model unknown and says what is known."""
+    facts = {"gpu_name": "", "gpu_activities": 425, "mtia_events": 0}
+    unnamed = facts | {
+        "gpu_compute": "9.4",
+        "gpu_multiprocessors": 304,
+        "gpu_memory_bytes": 206141652992,
+    }
+    assert device_label(unnamed) == (
+        "GPU model unknown (compute capability 9.4, 304 multiprocessors, 192 GiB)",
+        "GPU のモデルは不明（計算能力 9.4、マルチプロセッサ 304 個、192 GiB）",
+    )
+    assert device_label(facts) == ("GPU model unknown", "GPU のモデルは不明")
 
 
 def test_all_to_all_traffic_gets_exchange_advice_on_one_rank_of_many() -> None:

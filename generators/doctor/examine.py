@@ -26,7 +26,7 @@ from generators.doctor.trust import (
 )
 from generators.doctor.trust_lines import both, overflow_keys, text
 from generators.tp import DROP_STAT, rows_of
-from generators.units import format_duration_ns, format_value
+from generators.units import format_bytes, format_duration_ns, format_value
 
 #: Evidence rows a report lists per finding (all rows count in its totals).
 LISTED_ROWS = 10
@@ -229,6 +229,10 @@ SELECT
     AS graph_launches,
   (SELECT COUNT(*) FROM slice WHERE category GLOB 'mtia*') AS mtia_events,
   (SELECT name FROM guide_trace_device ORDER BY device LIMIT 1) AS gpu_name,
+  (SELECT compute_major || '.' || compute_minor FROM guide_trace_device
+   ORDER BY device LIMIT 1) AS gpu_compute,
+  (SELECT sms FROM guide_trace_device ORDER BY device LIMIT 1) AS gpu_multiprocessors,
+  (SELECT memory_bytes FROM guide_trace_device ORDER BY device LIMIT 1) AS gpu_memory_bytes,
   (SELECT gpu FROM guide_hardware_device) AS known_gpu,
   (SELECT start_ts FROM trace_bounds) AS trace_start,
   (SELECT end_ts FROM trace_bounds) AS trace_end
@@ -261,7 +265,20 @@ def device_label(facts: dict[str, Any]) -> tuple[str | None, str | None]:
     if facts["gpu_name"]:
         return facts["gpu_name"], facts["gpu_name"]
     if facts["gpu_activities"]:
-        return "GPU model unknown", "GPU のモデルは不明"
+        # What deviceProperties says of a GPU it does not name (vLLM's ROCm traces, say).
+        en, ja = [], []
+        if facts.get("gpu_compute"):
+            en.append(f"compute capability {facts['gpu_compute']}")
+            ja.append(f"計算能力 {facts['gpu_compute']}")
+        if facts.get("gpu_multiprocessors"):
+            en.append(f"{facts['gpu_multiprocessors']} multiprocessors")
+            ja.append(f"マルチプロセッサ {facts['gpu_multiprocessors']} 個")
+        if facts.get("gpu_memory_bytes"):
+            en.append(format_bytes(facts["gpu_memory_bytes"]))
+            ja.append(format_bytes(facts["gpu_memory_bytes"]))
+        if not en:
+            return "GPU model unknown", "GPU のモデルは不明"
+        return f"GPU model unknown ({', '.join(en)})", f"GPU のモデルは不明（{'、'.join(ja)}）"
     if facts["mtia_events"]:
         return "MTIA accelerator (model unknown)", "MTIA アクセラレータ（モデルは不明）"
     return None, None
