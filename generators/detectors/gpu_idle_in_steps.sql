@@ -21,12 +21,14 @@
 -- seen_ja: GPU は処理の合間に、ループ全体 {first(loop_ns)} のうち {sum(cost_ns)}
 --   アイドルでした（デバイスあたり {first(idle_pct)}、隙間 {count} 個）。
 -- why: Every gap is time the GPU could have worked. Its cause says where to look: "host" means
---   the launch call was still running when the GPU ran dry (the CPU could not keep up), "sync"
+--   the launch call was still running when the GPU ran dry and the work started soon after it
+--   returned (the CPU could not keep up), "sync"
 --   that the CPU had stopped to wait for the GPU and only then launched more, "profiler" that
 --   CUPTI's buffer request stalled the CPU (not the code's cost), "other" that the work was
 --   launched in time but started late (a wait on another stream or an event).
 -- why_ja: どの隙間も、GPU が働けたはずの時間です。原因から、どこを見ればよいかがわかります。「ホスト」は GPU
---   の仕事が尽きたときに起動呼び出しがまだ実行中だったこと（CPU が追いつけなかった）、「同期」は
+--   の仕事が尽きたときに起動呼び出しがまだ実行中で、呼び出しが戻るとすぐに仕事が始まったこと
+--   （CPU が追いつけなかった）、「同期」は
 --   CPU が GPU を待つために止まり、その後でようやく次を起動したこと、「プロファイラ」は CUPTI
 --   のバッファ要求が CPU を止めたこと（コードのコストではありません）、
 --   「その他」は仕事は間に合うように起動されたのに開始が遅れたこと（別のストリームやイベントの待ち）

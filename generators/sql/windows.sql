@@ -208,7 +208,8 @@ CREATE PERFETTO TABLE guide_windows_gpu_gap(
   -- profiler stalled the CPU), 'sync' when a synchronisation returned inside the gap (the CPU
   -- had been waiting for this GPU to drain, so nothing new was queued), 'host' when the next
   -- activity's launch call was still running when the GPU ran dry (the CPU was too slow to keep
-  -- it fed), or 'other' (the launch had returned before the gap began and the work still started
+  -- it fed, and the work started soon after the call returned), or 'other' (the launch had
+  -- returned before the gap began, or long before the work started, and the work still started
   -- late: a dependency on another stream, an event, or a launch without a flow to tell).
   cause STRING
 ) AS
@@ -252,7 +253,14 @@ SELECT
     WHEN EXISTS (
       SELECT 1 FROM sync_return AS s WHERE s.end_ts >= c.gap_ts AND s.end_ts <= c.gap_end
     ) THEN 'sync'
-    WHEN l.ts + l.dur > c.gap_ts THEN 'host'
+    -- The launch returned after the GPU ran dry, and the work started soon after it returned:
+    -- within 100 µs (a launch's latency, with room), or no later than the launch's own share
+    -- of the gap. Work held back longer than both after its launch returned waited on
+    -- something else (an event, another stream): its cause is 'other'.
+    WHEN l.ts + l.dur > c.gap_ts AND (
+      c.gap_end - (l.ts + l.dur) < 100000
+      OR c.gap_end - (l.ts + l.dur) <= (l.ts + l.dur) - c.gap_ts
+    ) THEN 'host'
     ELSE 'other'
   END AS cause
 FROM clipped AS c
