@@ -96,9 +96,9 @@ SELECT
   copy.exposed_ns AS cost_ns,
   copy.dur AS copy_ns,
   IIF(copy.name GLOB '*HtoD*', 'host to device', 'device to host')
-    || IIF(copy.name GLOB '*Pageable*', ', pageable', ', pinned') AS kind,
+    || IIF(copy.is_pageable, ', pageable', ', pinned') AS kind,
   IIF(copy.name GLOB '*HtoD*', 'ホストからデバイス', 'デバイスからホスト')
-    || IIF(copy.name GLOB '*Pageable*', '、ページング可能', '、ピン留め') AS kind_ja,
+    || IIF(copy.is_pageable, '、ページング可能', '、ピン留め') AS kind_ja,
   copy.is_pageable AS pageable,
   EXTRACT_ARG(copy.arg_set_id, 'args.bytes') AS copied_bytes,
   loop.loop_ns,

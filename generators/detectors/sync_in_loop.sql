@@ -55,15 +55,7 @@ WITH
     CROSS JOIN guide_windows_real_loop AS w ON r.ts >= w.ts AND r.ts < w.ts + w.dur
     WHERE EXISTS (SELECT 1 FROM guide_kineto_gpu_activity)
   ),
-  waited AS MATERIALIZED (
-    SELECT * FROM guide_windows_gpu_busy!((SELECT id AS window_id, ts, dur FROM sync))
-  ),
-  -- From each synchronisation's start to the GPU's next work after it returns, within its step.
-  -- What a synchronisation costs is the GPU's idle time there, up to the time it held the CPU
-  -- (without it the CPU would have spent that time preparing more work, no more): one that waits
-  -- on a GPU that stays busy (a closing sync, a result read back at the end) costs little
-  -- however long it blocks, and one followed by a long stretch of Python costs no more than
-  -- it blocked.
+  waited AS (SELECT * FROM guide_windows_gpu_busy!((SELECT id AS window_id, ts, dur FROM sync))),
   -- What a synchronisation cost the GPU: from the end of the GPU work it waited for (the last
   -- that ran while it blocked; its own start if none did) to the GPU's next start after it
   -- returned, within its step: the rest of the idle gap it returned into (guide_windows_gpu_gap,

@@ -253,8 +253,8 @@ CREATE PERFETTO INDEX guide_kineto_launch_link_gpu_idx ON guide_kineto_launch_li
 -- Links looked up by their CPU end: from a launch call to what it started.
 CREATE PERFETTO INDEX guide_kineto_launch_link_launch_idx ON guide_kineto_launch_link(launch_id);
 
--- GPU activities looked up by start: the first after a moment, and those around it (what a
--- synchronisation waited for, and the GPU's next start after it returned).
+-- GPU activities looked up by start: the kernels that can overlap a host-device copy, and the
+-- work running when a synchronisation returned.
 CREATE PERFETTO INDEX guide_kineto_gpu_activity_ts_idx ON guide_kineto_gpu_activity(ts);
 
 -- Runtime and driver calls that block the CPU until the GPU has caught up, on every vendor:
