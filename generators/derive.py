@@ -226,6 +226,8 @@ def derive_variant(step: Step, variant_dir: Path, device: str) -> list[Path]:
     for fig in step.figures:
         if variant_dir.name not in fig.variants:
             continue
+        if fig.data not in results and device != "cuda" and load_query(fig.data).needs_cuda:
+            continue  # drawn from a CUDA-only question: the CPU set has no such figure
         for lang in i18n.LANGUAGES:  # the same data, drawn with each edition's words
             context = figures.FigureContext(
                 step=step.slug,

@@ -56,6 +56,9 @@ CELL_WORDS_JA = {
     "reduction": "リダクション",
     "reduction (mean, argmax)": "リダクション（mean、argmax）",
     "dropped by the trace processor": "トレースプロセッサが落としたもの",
+    "attention": "アテンション",
+    "elementwise and reductions": "要素ごとの演算とリダクション",
+    "copies and fills": "コピーと fill（値の書き込み）",
 }
 
 #: The kernel-name decoder's words (``guide_kernel_names_summary``: ``cuBLAS · GEMM · sm90 ·

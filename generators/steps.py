@@ -643,6 +643,7 @@ register(
                     "kernel_gaps",
                     "train_mfu",
                     "train_optimizer_traffic",
+                    "train_roofline",
                 ),
             ),
             Variant(
@@ -681,6 +682,7 @@ register(
             "kernel_gaps",
             "train_mfu",
             "train_optimizer_traffic",
+            "train_roofline",
         ),
         figures=(
             Figure(
@@ -693,6 +695,7 @@ register(
                 data="train_phases",
                 variants=("naive", "tuned", "compiled"),
             ),
+            Figure(name="train_roofline", data="train_roofline", variants=("tuned",)),
         ),
     )
 )

@@ -251,3 +251,18 @@ def test_kernel_names_page_reads_the_compiled_kernel_as_a_pointwise_fusion() -> 
         assert fused["name"].startswith("triton_poi_fused_")
         assert f"pointwise · fuses {v['fused_ops']}" in fused["decoded"]
     assert _v("eager")["eager_pointwise_per_step"] == 2 and v["eager_pointwise_per_step"] == 0
+
+
+@needs_cuda(STEP, "liger", "compiled")
+def test_the_liger_capture_records_no_library_versions() -> None:
+    """'its record ... names no liger-kernel or Triton version, while the compiled capture's
+    names the Triton that built Inductor's kernel'; 'made a day before the eager and compiled
+    ones'; 'the same GPU, driver and PyTorch'."""
+    liger = capture_record(STEP, "liger", cpu_ok=False)
+    compiled = capture_record(STEP, "compiled", cpu_ok=False)
+    eager = capture_record(STEP, "eager", cpu_ok=False)
+    assert "libraries" not in liger["environment"]
+    assert "triton" in compiled["environment"]["libraries"]
+    for key in ("gpu", "nvidia_driver", "torch"):
+        assert liger["environment"][key] == compiled["environment"][key]
+    assert liger["captured_at"][:10] < eager["captured_at"][:10] == compiled["captured_at"][:10]

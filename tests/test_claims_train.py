@@ -1736,3 +1736,68 @@ def test_the_logits_blocks_are_tokens_times_vocabulary_elements_in_any_dtype() -
     assert len(blocks) == m["logits_held_blocks"] and sum(blocks) == m["logits_held_bytes"]
     assert max(blocks) == 4 * numel == m["forward_held_largest_bytes"]  # the fp32 logits
     assert 2 * numel in blocks  # bf16-sized: the SQL counts elements, not fp32 bytes
+
+
+@GPU
+def test_the_steps_work_on_the_roofline() -> None:
+    """Page 3, "The step on the roofline": the GEMMs 'well past the ridge' at 'about two thirds of
+    the bf16 peak'; attention 'near the ridge, yet ... only a small share of its roof, the
+    backward less than the forward'; the optimizer 'just under the bandwidth's slope, using most
+    of the bandwidth', its bytes per parameter those of page 2; elementwise work 'further under
+    the slope ... about half to two thirds of the bandwidth'; copies 'have no place on these
+    axes'; 'the elementwise work, the copies and the optimizer together take more kernel time
+    than the GEMMs'; In short: 'most of the step's kernel time is memory-bound work'; the
+    caption: 'the largest [point] sits under the bandwidth's slope'; 'Below the ridge the % of the
+    roof column equals the % of peak bandwidth'."""
+    rows = table(STEP, TUNED, "train_roofline", cpu_ok=False)
+    by = {(r["phase"], r["kind"], r["math"]): r for r in rows}
+
+    def num(row: dict[str, str], column: str) -> float:
+        return float(row[column])
+
+    bf16_peak = num(by[("forward", "GEMM", "bf16")], "peak_tflops")
+    bandwidth = num(rows[0], "peak_bytes_per_s")
+    ridge = bf16_peak * 1e12 / bandwidth
+    for phase in ("forward", "backward"):
+        gemm = by[(phase, "GEMM", "bf16")]
+        assert num(gemm, "flop_per_byte") > 2 * ridge  # "well past the ridge"
+        assert 60 <= num(gemm, "roof_pct") <= 75  # "about two thirds"
+        attention = by[(phase, "attention", "bf16")]
+        assert 0.9 * ridge <= num(attention, "flop_per_byte") <= 1.1 * ridge  # "near the ridge"
+        assert num(attention, "roof_pct") < 25  # "a small share"
+        rest = by[(phase, "elementwise and reductions", "fp32")]
+        assert num(rest, "flop_per_byte") < 1
+        assert 45 <= num(rest, "bytes_peak_pct") <= 70  # "about half to two thirds"
+        assert num(rest, "roof_pct") == pytest.approx(num(rest, "bytes_peak_pct"))
+        copies = by[(phase, "copies and fills", "")]
+        assert num(copies, "gflop") == 0 and not copies["roof_pct"]  # no place on the axes
+    assert num(by[("backward", "attention", "bf16")], "roof_pct") < num(
+        by[("forward", "attention", "bf16")], "roof_pct"
+    )
+    optimizer = by[("optimizer", "optimizer", "fp32")]
+    assert num(optimizer, "flop_per_byte") < 1  # "only a few operations per byte"
+    assert 50 < num(optimizer, "bytes_peak_pct") <= 100  # "most of the bandwidth"
+    traffic = _gpu(TUNED, "train_optimizer_traffic")
+    assert num(optimizer, "traffic_bytes") == traffic["optimizer_traffic_bytes"]
+    # Every row's work is counted over nearly all of its time, so the rates stand for the row.
+    assert all(num(r, "counted_pct") >= 85 for r in rows)
+
+    def kernel_ns(kind: str) -> float:
+        return sum(num(r, "kernel_ns") for r in rows if r["kind"] == kind)
+
+    memory_bound = (
+        kernel_ns("elementwise and reductions")
+        + kernel_ns("copies and fills")
+        + kernel_ns("optimizer")
+    )
+    assert memory_bound > kernel_ns("GEMM")
+    plotted = [r for r in rows if r["gflop"] and num(r, "gflop") > 0]
+    largest = max(plotted, key=lambda r: num(r, "kernel_ns") * num(r, "counted_pct"))
+    assert num(largest, "flop_per_byte") < ridge and largest["kind"] != "GEMM"
+    assert memory_bound > 0.5 * sum(num(r, "kernel_ns") for r in rows)  # "most of"
+    # The table's kernels are the step's: the same count as the phases' table.
+    phases = {r["phase"]: r for r in table(STEP, TUNED, "train_phases", cpu_ok=False)}
+    for phase in ("forward", "backward", "optimizer"):
+        assert sum(num(r, "kernels") for r in rows if r["phase"] == phase) == float(
+            phases[phase]["kernels"]
+        )

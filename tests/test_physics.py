@@ -459,6 +459,8 @@ GPU_TIME_RATES: dict[tuple[str, str], str] = {
     ("matmul_add_gemm_steps", "achieved_tflops"): "kernel_dur",
     ("train_gemm", "achieved_tflops"): "kernel_dur",
     ("train_optimizer_traffic", "optimizer_achieved_bytes_per_s"): "gpu_ns",
+    ("train_roofline", "achieved_tflops"): "counted_dur",
+    ("train_roofline", "achieved_bytes_per_s"): "counted_dur",
     # guide_dispatch_work.dur: the kernel's time on a GPU trace (the operator's on a CPU trace,
     # where the CPU is the device doing the work).
     ("mlp_work", "achieved_tflops"): "w.dur",

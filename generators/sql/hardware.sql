@@ -194,3 +194,21 @@ CREATE PERFETTO FUNCTION guide_hardware_peak_bytes_per_s()
 -- Bytes per second, or NULL.
 RETURNS DOUBLE AS
 SELECT peak_bytes_per_s FROM guide_hardware_device;
+
+-- The roofline: the highest rate (TFLOP/s) the trace's GPU can reach on work that does
+-- `flop_per_byte` floating-point operations per byte it moves, held to one kind of math's peak:
+-- the lesser of that peak and the memory bandwidth x the intensity. Below the ridge point
+-- (peak / bandwidth) the roof is the bandwidth's; above it, the math's. NULL on a CPU trace, an
+-- unknown GPU, math the GPU lacks, or no intensity.
+CREATE PERFETTO FUNCTION guide_hardware_roof_tflops(
+  -- 'bf16', 'fp16', 'tf32', 'fp8' or 'fp32' (as guide_hardware_gemm_math returns).
+  math STRING,
+  -- Arithmetic intensity: floating-point operations per byte moved.
+  flop_per_byte DOUBLE
+)
+-- The attainable rate in TFLOP/s, or NULL.
+RETURNS DOUBLE AS
+SELECT MIN(
+  guide_hardware_peak_tflops($math),
+  guide_hardware_peak_bytes_per_s() * $flop_per_byte / 1e12
+);

@@ -499,6 +499,80 @@ SELECT
 FROM param
 WHERE guide_traffic_input_numel(arg_set_id, i) IS NOT NULL;
 
+-- Each operator of the optimizer step that launched kernels, with its kernels' time and the
+-- bytes it must move (the guide's one count of the optimizer's memory traffic):
+--   - a single-tensor operator (`aten::mul_`, `aten::addcdiv_`, ... of a per-parameter loop)
+--     records its shapes: guide_traffic_op counts its bytes;
+--   - a multi-tensor operator (`aten::_foreach_*`, `aten::_fused_adamw_`) records its tensor
+--     lists without shapes: when it runs over every parameter, its bytes are its operands per
+--     element (guide_traffic_list_operands) x the parameters' elements (guide_train_param) x
+--     their element size. A call whose kernels have fewer blocks than the parameters need
+--     (multi_tensor_apply gives a block at most 65,536 elements) runs over smaller tensors, the
+--     step counters: `small`, a few bytes, left out (bytes NULL).
+CREATE PERFETTO TABLE guide_train_optimizer_op(
+  -- Slice id of the operator.
+  id JOINID(slice.id),
+  -- Operator name.
+  name STRING,
+  -- Its optimizer-step annotation (guide_train_phase.id).
+  phase_id JOINID(slice.id),
+  -- Kernels it launched.
+  kernels LONG,
+  -- Summed duration of those kernels (ns).
+  kernel_dur DURATION,
+  -- Whether it is a multi-tensor operator over tensor lists.
+  listed BOOL,
+  -- Whether it is a multi-tensor call over tensors smaller than the parameters.
+  small BOOL,
+  -- Bytes it must read and write at least; NULL when not counted (a small call, an operator
+  -- without recorded shapes or a rule).
+  bytes LONG
+) AS
+WITH
+  param AS (SELECT SUM(numel) AS numel, MAX(elem_bytes) AS elem_bytes FROM guide_train_param),
+  k AS MATERIALIZED (
+    SELECT
+      op.id,
+      op.name,
+      op.arg_set_id,
+      g.phase_id,
+      g.dur,
+      COALESCE(extract_arg(ks.arg_set_id, 'args.grid[0]'), 1)
+        * COALESCE(extract_arg(ks.arg_set_id, 'args.grid[1]'), 1)
+        * COALESCE(extract_arg(ks.arg_set_id, 'args.grid[2]'), 1) AS blocks
+    FROM guide_train_phase AS p
+    JOIN guide_train_phase_gpu AS g ON g.phase_id = p.id AND g.category = 'kernel'
+    JOIN slice AS r ON r.id = g.launch_id
+    JOIN slice AS op ON op.id = r.parent_id
+    JOIN slice AS ks ON ks.id = g.gpu_id
+    WHERE p.phase = 'optimizer'
+  ),
+  ops AS MATERIALIZED (
+    SELECT id, name, arg_set_id, phase_id, COUNT(*) AS kernels, SUM(dur) AS kernel_dur,
+      SUM(blocks) AS blocks, name GLOB 'aten::_f*' AS listed
+    FROM k GROUP BY id
+  ),
+  shaped AS (
+    SELECT op_id, read_bytes + write_bytes AS bytes
+    FROM guide_traffic_op!((SELECT id, name, arg_set_id FROM ops WHERE NOT listed))
+  )
+SELECT
+  ops.id,
+  ops.name,
+  ops.phase_id,
+  ops.kernels,
+  ops.kernel_dur,
+  ops.listed,
+  ops.listed AND ops.blocks * 65536 < param.numel AS small,
+  CASE
+    WHEN NOT ops.listed THEN NULLIF(shaped.bytes, 0)
+    WHEN ops.blocks * 65536 >= param.numel
+      THEN guide_traffic_list_operands(ops.name) * param.numel * param.elem_bytes
+  END AS bytes
+FROM ops
+CROSS JOIN param
+LEFT JOIN shaped ON shaped.op_id = ops.id;
+
 -- The trace's forward-to-backward links: Kineto writes a `fwdbwd` flow from each forward
 -- operator to the backward node that autograd runs for it (the sequence number ties them).
 CREATE PERFETTO TABLE guide_train_fwdbwd(
