@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from generators.steps import REPO_ROOT
 from tests.claims import capture_record, needs_cuda, shown_device, table, trace_table, values
 
 STEP = "mlp"
@@ -255,7 +258,7 @@ def test_kernel_names_page_reads_the_compiled_kernel_as_a_pointwise_fusion() -> 
 
 @needs_cuda(STEP, "liger", "compiled")
 def test_the_liger_capture_records_no_library_versions() -> None:
-    """'its record ... names no liger-kernel or Triton version, while the compiled capture's
+    """'its record ... names no `liger-kernel` or Triton version, while the compiled capture's
     names the Triton that built Inductor's kernel'; 'made a day before the eager and compiled
     ones'; 'the same GPU, driver and PyTorch'."""
     liger = capture_record(STEP, "liger", cpu_ok=False)
@@ -266,3 +269,6 @@ def test_the_liger_capture_records_no_library_versions() -> None:
     for key in ("gpu", "nvidia_driver", "torch"):
         assert liger["environment"][key] == compiled["environment"][key]
     assert liger["captured_at"][:10] < eager["captured_at"][:10] == compiled["captured_at"][:10]
+    # "The requirements already pinned a liger-kernel release": the GPU requirements pin one.
+    gpu_requirements = (REPO_ROOT / "requirements" / "gpu.txt").read_text()
+    assert re.search(r"^liger-kernel==\S+", gpu_requirements, re.M)

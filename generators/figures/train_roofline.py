@@ -4,9 +4,10 @@ Data: rows of ``generators/queries/train_roofline.sql`` (phase, kind, math, flop
 achieved_tflops, kernel_ns, counted_pct, peak_tflops, peak_bytes_per_s). Both axes are
 logarithmic: arithmetic intensity (FLOP per byte moved) across, the rate achieved (TFLOP/s) up.
 The roofs are the datasheet's: the memory bandwidth's slope, and a flat roof for each kind of
-math the points are held to, meeting at that math's ridge point. A point's area is its share of
-the step's kernel time. Work with no floating-point operations (copies, fills) has no place on
-these axes; the table beside the figure gives its bandwidth.
+math the points are held to, meeting at that math's ridge point. A point's area grows with its
+share of the step's kernel time (its counted part), above a small visible minimum. Work with no
+floating-point operations (copies, fills) has no place on these axes; the table beside the
+figure gives its bandwidth.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 from generators.figures import CONTENT_WIDTH_IN, FigureContext, hardware_label, plain_text
 
 HEIGHT_IN = 4.6
+#: The smallest point's area (pt²): work with a tiny share of the time stays visible.
+MIN_AREA = 12
 X_RANGE = (0.02, 10000.0)
 Y_RANGE = (0.005, 3000.0)
 #: One colour per kind of work (Okabe-Ito), one marker per phase.
@@ -129,13 +132,14 @@ def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
             color="#444444",
         )
 
-    total = sum(float(p["time"]) for p in points) or 1.0  # type: ignore[arg-type]
+    # Areas share the whole step's kernel time, copies and fills (not drawn) included.
+    total = sum(_number(r.get("kernel_ns")) or 0 for r in rows) or 1.0
     for p in points:
         kind, phase = str(p["kind"]), str(p["phase"])
         ax.scatter(
             [p["x"]],
             [p["y"]],
-            s=30 + 600 * float(p["time"]) / total,  # type: ignore[arg-type]
+            s=MIN_AREA + 900 * float(p["time"]) / total,  # type: ignore[arg-type]
             marker=PHASE_MARKERS.get(phase, "D"),
             color=KIND_COLORS.get(kind, "#999999"),
             alpha=0.85,
@@ -214,7 +218,7 @@ def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
         0.75 / HEIGHT_IN,
         context.t(
             "area: share of the\nstep's kernel time",
-            "面積: ステップの\nカーネル時間に占める割合",
+            "面積: ステップの\nカーネル時間の割合",
         ),
         fontsize=8.5,
         color="#444444",
