@@ -11,6 +11,7 @@ import argparse
 import hashlib
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 #: What a table shows when its query found nothing, in each language.
@@ -58,7 +59,7 @@ CELL_WORDS_JA = {
     "dropped by the trace processor": "トレースプロセッサが落としたもの",
     "attention": "アテンション",
     "elementwise and reductions": "要素ごとの演算とリダクション",
-    "copies and fills": "コピーと fill（値の書き込み）",
+    "copies and fills": "コピーと fill（定数の書き込み）",
 }
 
 #: The kernel-name decoder's words (``guide_kernel_names_summary``: ``cuBLAS · GEMM · sm90 ·
@@ -73,6 +74,7 @@ DECODED_WORDS_JA = {
     "fused loop (C++)": "融合ループ（C++）",
     "elementwise": "要素ごとの演算",
     "normalization": "正規化",
+    "softmax": "ソフトマックス",
     "attention": "アテンション",
     "convolution": "畳み込み",
     "gated GELU": "ゲート付き GELU",
@@ -82,6 +84,36 @@ DECODED_WORDS_JA = {
 }
 #: A decoded part's English prefix and the Japanese it becomes, ``{}`` standing for the rest.
 DECODED_PREFIXES_JA = {"tile ": "タイル {}", "fuses ": "{} を融合"}
+#: How the decoder joins the parts of its line (``guide_kernel_names_summary``).
+DECODED_SEPARATOR = " · "
+
+
+def decoded_part_in_japanese(
+    part: str, word: Callable[[str], str] = str, key: Callable[[str], str] = str
+) -> str:
+    """One part of the kernel-name decoder's line in Japanese: a kind of work, or a
+    ``tile``/``fuses`` part whose rest (a tile's size, the fused operators' names) is kept as the
+    name spells it; any other part as it is. ``word`` wraps each Japanese word (a page keeps
+    them whole), ``key`` is how ``part`` was escaped (a page's cells are HTML)."""
+    words = {key(en): ja for en, ja in DECODED_WORDS_JA.items()}
+    if part in words:
+        return word(words[part])
+    for prefix, japanese in DECODED_PREFIXES_JA.items():
+        if part.startswith(prefix):
+            before, _, after = japanese.partition("{}")
+            rest = part.removeprefix(prefix)
+            shown_before = word(before.rstrip()) + " " if before.strip() else ""
+            shown_after = " " + word(after.lstrip()) if after.strip() else ""
+            return f"{shown_before}{rest}{shown_after}"
+    return part
+
+
+def decoded_in_japanese(line: str) -> str:
+    """The decoder's whole line (``cuBLAS · GEMM · tile 128x64``) in Japanese, as plain text."""
+    return DECODED_SEPARATOR.join(
+        decoded_part_in_japanese(p) for p in line.split(DECODED_SEPARATOR)
+    )
+
 
 #: English first: the edition every other one is translated from.
 LANGUAGES = ("en", "ja")

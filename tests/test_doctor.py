@@ -926,6 +926,11 @@ JAPANESE_KEEPS = frozenset(
         # Formats and units (a quantity named by a letter, every N steps, passes as a name).
         *("JSON", "SQL", "HTML", "http", "https", "gzip", "ms", "ns", "s", "MB", "GB", "KB"),
         *("bytes", "x"),
+        # GEMM layout letters as a kernel's name spells them (the decoder keeps them).
+        *("nn", "nt", "tn", "tt", "NN", "NT", "TN", "TT"),
+        # Kernel libraries and code generators, as the kernel-name decoder names them.
+        *("cuBLAS", "cuBLASLt", "cuDNN", "CUTLASS", "CUB", "hipBLASLt", "FlashAttention"),
+        *("PyTorch", "ATen", "Liger", "BLAS", "DNN", "Lt"),
     ]
 )
 _NAME_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9_.:#+/=<>*&\-]*(?:\(\))?")
@@ -954,6 +959,8 @@ def english_left(text: str, names: set[str]) -> list[str]:
     text = re.sub(r"https?://\S+|`[^`]*`", " ", text)
     # A Japanese word's English gloss: 結合（collate）.
     text = re.sub(r"(?<=[\u3040-\u30ff\u4e00-\u9fff])（[A-Za-z][A-Za-z -]*）", " ", text)
+    # The operators a kernel's name says it fuses, as the name spells them: add, mul を融合.
+    text = re.sub(r"(?:\w+, )*\w+ を融合", " ", text)
     ids = {n for d in load_detectors() for n in (d.id, d.path.name)}
     for name in sorted(names | ids, key=len, reverse=True):
         text = text.replace(name, " ")

@@ -59,9 +59,9 @@ from generators import env  # noqa: E402
 from generators.devices import DEVICES, is_fallback, shown_device  # noqa: E402
 from generators.i18n import (  # noqa: E402
     CELL_WORDS_JA,
-    DECODED_PREFIXES_JA,
-    DECODED_WORDS_JA,
+    DECODED_SEPARATOR,
     NO_ROWS,
+    decoded_part_in_japanese,
     edition_language,
     figure_file,
     translated,
@@ -982,25 +982,13 @@ def _katakana_whole(text: str) -> str:
 
 #: The guide's own words as a Markdown cell holds them (escaped as ``cell_html`` escapes them).
 _CELL_WORDS_JA = {cell_html(en): _katakana_whole(ja) for en, ja in CELL_WORDS_JA.items()}
-_DECODED_WORDS_JA = {cell_html(en): _japanese_word(ja) for en, ja in DECODED_WORDS_JA.items()}
-#: The column every query names ``guide_kernel_names_summary``'s decoding, and its separator.
+#: The column every query names ``guide_kernel_names_summary``'s decoding.
 DECODED_COLUMN = "decoded"
-DECODED_SEPARATOR = " · "
 
 
 def _decoded_part_in_japanese(part: str) -> str:
-    """One part of a decoded kernel name in Japanese: a kind of work, or a ``tile``/``fuses``
-    part whose rest (a tile's size, the fused operators' names) is kept as the name spells it."""
-    if part in _DECODED_WORDS_JA:
-        return _DECODED_WORDS_JA[part]
-    for prefix, japanese in DECODED_PREFIXES_JA.items():
-        if part.startswith(prefix):
-            before, _, after = japanese.partition("{}")
-            rest = part.removeprefix(prefix)
-            shown_before = _japanese_word(before.rstrip()) + " " if before.strip() else ""
-            shown_after = " " + _japanese_word(after.lstrip()) if after.strip() else ""
-            return f"{shown_before}{rest}{shown_after}"
-    return part
+    """One part of a decoded kernel name in a Japanese cell, its Japanese words kept whole."""
+    return decoded_part_in_japanese(part, word=_japanese_word, key=cell_html)
 
 
 def _cells_in_japanese(rows: str, columns: list[str] | None = None) -> str:

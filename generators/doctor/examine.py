@@ -16,6 +16,7 @@ from generators.doctor.detectors import (
     Detector,
     render_template,
 )
+from generators.doctor.kernels import KernelView, kernel_view
 from generators.doctor.trust import (
     DroppedEvents,
     FileCheck,
@@ -183,6 +184,9 @@ class Report:
     #: deviceProperties), an accelerator's kind, or None (no device work at all).
     device: str | None = None
     device_ja: str | None = None
+    #: The kernels that take the GPU's time and how the launches met their streams (None on a
+    #: trace without kernels, or where the view could not be computed).
+    kernels: KernelView | None = None
 
     @property
     def bounds(self) -> tuple[int, int] | None:
@@ -697,6 +701,11 @@ def examine(
         if demoted is None and det.severity == "warning":
             finding.demoted = small_share_demotion(finding.cost_ns, facts["loop_ns"])
         report.findings.append(finding)
+    if facts["kernels"]:
+        try:
+            report.kernels = kernel_view(tp)
+        except Exception:  # the view is context: a trace it cannot read still gets its findings
+            report.kernels = None
     # Most costly first; findings about how to read the trace (info) after the rest.
     report.findings.sort(key=lambda f: (f.severity == "info", -f.cost_ns, f.detector.id))
     report.seconds = time.perf_counter() - began

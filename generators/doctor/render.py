@@ -26,6 +26,7 @@ from typing import Any
 from generators.doctor.detectors import JA_SUFFIX, Detector, ja_twin
 from generators.doctor.examine import Finding, Group, Limitation, Report
 from generators.doctor.ranks import UNBUCKETED_MIN_PER_STEP, Collective, CrossRank, Job
+from generators.doctor.render_kernels import kernels_html, kernels_markdown, kernels_text
 from generators.i18n import translated as _t
 from generators.units import format_bytes, format_count, format_duration_ns, format_value
 
@@ -270,6 +271,7 @@ def to_json_obj(report: Report, base: str) -> dict[str, Any]:
         "silent": [d.id for d in report.silent],
         "not_run": [d.id for d in report.skipped],
         "failed": [{"id": d.id, "error": e} for d, e in report.failed],
+        "kernels": report.kernels.to_json() if report.kernels else None,
     }
 
 
@@ -384,6 +386,7 @@ def render_text(
                 _t(lang, "Checked, nothing found: ", "確認済み、所見なし: ")
                 + id_list([d.id for d in report.silent], lang)
             )
+        out += [clean(line) for line in kernels_text(report.kernels, lang)]
         out.append("")
     return "\n".join(out)
 
@@ -473,6 +476,7 @@ def render_markdown(
                 _t(lang, "Checked, nothing found: ", "確認済み、所見なし: ")
                 + id_list([f"`{d.id}`" for d in report.silent], lang),
             ]
+        out += kernels_markdown(report.kernels, lang, md_cell)
         out.append("")
     return "\n".join(out)
 
@@ -707,6 +711,7 @@ def render_html(
                 + id_list([f"<code>{d.id}</code>" for d in report.silent], lang)
                 + _t(lang, ".</p>", "</p>")
             )
+        body.append(kernels_html(report.kernels, lang))
         body.append("</article>")
     names = _e(", ".join(r.path.name for r in reports))
     header = _t(

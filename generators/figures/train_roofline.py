@@ -150,7 +150,7 @@ def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
     ax.set_xlabel(
         context.t(
             "arithmetic intensity (FLOP per byte moved)",
-            "演算強度（移動した 1 バイトあたりの FLOP）",
+            "演算強度（動かした 1 バイトあたりの FLOP）",
         ),
         fontsize=9,
     )
@@ -218,7 +218,7 @@ def draw(rows: list[dict[str, object]], context: FigureContext) -> Figure:
         0.75 / HEIGHT_IN,
         context.t(
             "area: share of the\nstep's kernel time",
-            "面積: ステップの\nカーネル時間の割合",
+            "面積: ステップの\nカーネル時間に占める割合",
         ),
         fontsize=8.5,
         color="#444444",

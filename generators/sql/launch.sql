@@ -354,22 +354,26 @@ CREATE PERFETTO VIEW guide_launch_queue(
   turnaround_ns DURATION
 ) AS
 WITH
+  -- Every GPU activity with the launch that started it (if any), and when its stream became
+  -- free: the latest end of the activities that started before it on the same device and
+  -- stream (timestamps are whole ns, so "1 PRECEDING" leaves out those that started at the
+  -- same instant), in one ordered pass rather than one search per launch.
+  free AS (
+    SELECT
+      g.id AS gpu_id, g.category AS gpu_category, g.ts AS gpu_ts, ll.launch_id,
+      MAX(g.ts + g.dur) OVER (
+        PARTITION BY g.device, g.stream ORDER BY g.ts
+        RANGE BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
+      ) AS stream_free_ts
+    FROM guide_kineto_gpu_activity AS g
+    LEFT JOIN guide_kineto_launch_link AS ll ON ll.gpu_id = g.id
+  ),
   link AS (
     SELECT
       r.id AS launch_id, r.name AS launch_name, r.ts AS launch_ts, r.ts + r.dur AS launch_end_ts,
-      g.id AS gpu_id, g.category AS gpu_category, g.ts AS gpu_ts, g.device, g.stream
-    FROM guide_kineto_launch_link AS ll
-    JOIN guide_kineto_runtime_call AS r ON r.id = ll.launch_id
-    JOIN guide_kineto_gpu_activity AS g ON g.id = ll.gpu_id
-  ),
-  free AS (
-    SELECT
-      link.*,
-      (
-        SELECT MAX(p.ts + p.dur) FROM guide_kineto_gpu_activity AS p
-        WHERE p.device = link.device AND p.stream = link.stream AND p.ts < link.gpu_ts
-      ) AS stream_free_ts
-    FROM link
+      f.gpu_id, f.gpu_category, f.gpu_ts, f.stream_free_ts
+    FROM free AS f
+    JOIN guide_kineto_runtime_call AS r ON r.id = f.launch_id
   )
 SELECT
   launch_id,
@@ -384,4 +388,4 @@ SELECT
   IIF(COALESCE(stream_free_ts > launch_end_ts, 0), NULL, gpu_ts - launch_ts) AS latency_ns,
   IIF(stream_free_ts > launch_end_ts, stream_free_ts - launch_end_ts, NULL) AS queue_ns,
   IIF(stream_free_ts > launch_end_ts, gpu_ts - stream_free_ts, NULL) AS turnaround_ns
-FROM free;
+FROM link;
