@@ -182,7 +182,9 @@ def kernels_markdown(view: KernelView | None, lang: str = "en", cell: Any = str)
 
 
 def kernels_html(view: KernelView | None, lang: str = "en") -> str:
-    """The section as HTML ('' on a trace without kernels)."""
+    """The section as HTML ('' on a trace without kernels). The kernel's cell holds its name,
+    what the name says and the launching operator, one line each, so that the numbers fit
+    beside it on a desktop; on a phone the table scrolls in its own frame."""
     if view is None or not view.top:
         return ""
     head, rows = kernel_table(view, lang)
@@ -192,14 +194,19 @@ def kernels_html(view: KernelView | None, lang: str = "en") -> str:
         f"<h3>{_t(lang, *KERNELS_HEADING)}</h3>",
         f"<p>{e(kernels_definition(lang))}</p>",
         '<div class="scroll"><table class="kernels-table"><thead><tr>',
-        *[f"<th>{e(h)}</th>" for h in head],
+        f"<th>{e(head[0])}</th>",
+        *[f'<th class="num">{e(h)}</th>' for h in head[3:]],
         "</tr></thead><tbody>",
     ]
     for r, row in zip(view.top, rows, strict=True):
-        cells = [f'<td><code title="{e(str(r["name"]))}">{e(row[0])}</code></td>']
-        cells += [f"<td>{e(x)}</td>" for x in row[1:3]]
-        cells += [f'<td class="num">{e(x)}</td>' for x in row[3:]]
-        parts.append("<tr>" + "".join(cells) + "</tr>")
+        kernel = (
+            f'<td class="kernel"><code title="{e(str(r["name"]))}">{e(row[0])}</code>'
+            f'<span class="about">{e(row[1])}</span>'
+            f'<span class="about">{e(head[2])}: <code>{e(row[2])}</code></span></td>'
+        )
+        parts.append(
+            "<tr>" + kernel + "".join(f'<td class="num">{e(x)}</td>' for x in row[3:]) + "</tr>"
+        )
     parts.append("</tbody></table></div>")
     line = queue_line(view.queue, lang)
     if line:
