@@ -1473,10 +1473,11 @@ def test_the_optimizers_bytes_per_parameter_and_bandwidth() -> None:
     """Page 2: the parameters 'of 4 bytes (fp32 ...)'; bytes per parameter per implementation
     (fused: param, grad, exp_avg, exp_avg_sq read, three written: 7 operands); 'All three run at
     a large share of the H200's peak memory bandwidth'; single-tensor and foreach 'three times the
-    bytes of the fused update'; 'At about the same bandwidth, the fused update's kernels take about
-    a third of the time'; 'The single-tensor count comes from the recorded shapes, and it agrees
-    with the per-operator model the other two use'; 'A call over the one-element step counters
-    moves a few bytes and is left out'."""
+    bytes of the fused update'; 'At about the same bandwidth, the fused update's kernels take a
+    little over a third of the time'; both counts read the gradient twice in addcmul_(grad,
+    grad), one parameter's element size more than a kernel reading it once; 'The single-tensor
+    count comes from the recorded shapes, and it agrees with the per-operator model the other two
+    use'; 'A call over the one-element step counters moves a few bytes and is left out'."""
     naive, foreach, fused = (_gpu(v, "train_optimizer_traffic") for v in (NAIVE, FOREACH, TUNED))
     params = _settings(TUNED)["model"]["parameters"]
     for t in (naive, foreach, fused):
@@ -1494,7 +1495,8 @@ def test_the_optimizers_bytes_per_parameter_and_bandwidth() -> None:
     assert foreach["optimizer_traffic_bytes"] == 3 * fused["optimizer_traffic_bytes"]
     bw = [t["optimizer_achieved_bytes_per_s"] for t in (naive, foreach, fused)]
     assert max(bw) / min(bw) < 1.25  # "about the same bandwidth"
-    assert 0.3 <= fused["optimizer_gpu_ns"] / foreach["optimizer_gpu_ns"] <= 0.45  # "a third"
+    # "a little over a third"
+    assert 1 / 3 < fused["optimizer_gpu_ns"] / foreach["optimizer_gpu_ns"] <= 0.45
     assert fused["optimizer_gpu_ns"] == _gpu(TUNED, "train_optimizer")["optimizer_gpu_ns"]
 
 
