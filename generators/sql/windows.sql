@@ -301,15 +301,34 @@ WITH
     FROM ordered
     WHERE covered_until IS NOT NULL AND ts > covered_until
   ),
+  sync_return AS MATERIALIZED (SELECT ts + dur AS end_ts FROM guide_kineto_sync_call),
+  -- Whether a synchronisation returned inside each gap (at either end included): the earliest
+  -- return at or after the gap's start is at most its end. Found by one sweep from the end of
+  -- the trace (returns before gaps at the same time), not by reading every return per gap.
+  synced AS MATERIALIZED (
+    SELECT next_gpu_id, first_return <= gap_end AS synced
+    FROM (
+      SELECT next_gpu_id, gap_end,
+        MIN(end_ts) OVER (
+          ORDER BY at DESC, next_gpu_id IS NOT NULL ROWS UNBOUNDED PRECEDING
+        ) AS first_return
+      FROM (
+        SELECT gap_ts AS at, gap_end, next_gpu_id, NULL AS end_ts FROM gap
+        UNION ALL
+        SELECT end_ts, NULL, NULL, end_ts FROM sync_return
+      )
+    )
+    WHERE next_gpu_id IS NOT NULL
+  ),
   clipped AS (
     SELECT
       w.window_id, g.device, MAX(g.gap_ts, w.ts) AS ts,
       MIN(g.gap_end, w.ts + w.dur) - MAX(g.gap_ts, w.ts) AS dur,
-      g.gap_ts, g.gap_end, g.next_gpu_id
+      g.gap_ts, g.gap_end, g.next_gpu_id, y.synced
     FROM gap AS g
+    JOIN synced AS y USING (next_gpu_id)
     JOIN guide_windows_loop AS w ON g.gap_ts < w.ts + w.dur AND g.gap_end > w.ts
   ),
-  sync_return AS MATERIALIZED (SELECT ts + dur AS end_ts FROM guide_kineto_sync_call),
   stall AS MATERIALIZED (
     SELECT ts, ts + dur AS end_ts FROM guide_kineto_slice WHERE name = 'Activity Buffer Request'
   )
@@ -324,9 +343,7 @@ SELECT
     WHEN EXISTS (
       SELECT 1 FROM stall AS p WHERE p.ts < c.gap_end AND p.end_ts > c.gap_ts
     ) THEN 'profiler'
-    WHEN EXISTS (
-      SELECT 1 FROM sync_return AS s WHERE s.end_ts >= c.gap_ts AND s.end_ts <= c.gap_end
-    ) THEN 'sync'
+    WHEN c.synced THEN 'sync'
     -- The launch returned after the GPU ran dry, and the work started soon after it returned:
     -- within 100 µs (a launch's latency, with room), or no later than the launch's own share
     -- of the gap. Work held back longer than both after its launch returned waited on
