@@ -55,8 +55,16 @@ WITH
     CROSS JOIN guide_windows_real_loop AS w ON r.ts >= w.ts AND r.ts < w.ts + w.dur
     WHERE EXISTS (SELECT 1 FROM guide_kineto_gpu_activity)
   ),
+  -- Whether the synchronisations block long enough to be reported (the finding's condition
+  -- below): read further only then.
+  reported AS MATERIALIZED (
+    SELECT SUM(dur) >= {{blocked_ns_min}} * (SELECT COUNT(*) FROM guide_windows_real_loop) AS yes
+    FROM sync
+  ),
   waited AS (
-    SELECT * FROM guide_windows_gpu_busy_swept!((SELECT id AS window_id, ts, dur FROM sync))
+    SELECT * FROM guide_windows_gpu_busy_swept!((
+      SELECT id AS window_id, ts, dur FROM sync WHERE (SELECT yes FROM reported)
+    ))
   ),
   -- What a synchronisation cost the GPU: from the end of the GPU work it waited for (the last
   -- that ran while it blocked; its own start if none did) to the GPU's next start after it
@@ -69,6 +77,7 @@ WITH
   -- a synchronisation returned (once per row of sync).
   ret AS MATERIALIZED (
     SELECT ROW_NUMBER() OVER () AS point_id, id, ts, ts + dur AS at, window_end FROM sync
+    WHERE (SELECT yes FROM reported)
   ),
   -- The gap each returned into: within one loop window, a GPU's gaps are disjoint, so the latest
   -- gap of each window and GPU that started by the return (gaps first at the same time) is the
@@ -138,6 +147,7 @@ WITH
       WHERE a.category = 'cpu_op' ORDER BY a.depth DESC LIMIT 1
     ) AS op
     FROM sync
+    WHERE (SELECT yes FROM reported)
   )
 SELECT
   sync.ts,
