@@ -71,10 +71,25 @@ WITH
   -- starts and ends; a copy's summed overlap is G(end) - G(start). Times count from the trace's
   -- start, so that the products stay exact integers.
   origin AS (SELECT start_ts AS ts FROM trace_bounds),
+  -- Whether the copies can be reported at all (the finding's condition below, with each copy
+  -- costing its whole length, which no overlap makes longer while no duration runs backwards):
+  -- the kernels beside them are read only then.
+  worth AS MATERIALIZED (
+    SELECT
+      (
+        100.0 * SUM(dur) / (SELECT loop_ns FROM loop) >= {{copy_pct_min}}
+        AND SUM(dur) >= {{copy_ns_min}}
+      )
+      OR SUM(IIF(is_pageable, dur, 0)) >= {{pageable_ns_min}}
+      OR MIN(dur) < 0
+      OR EXISTS (SELECT 1 FROM guide_kineto_gpu_activity WHERE category = 'kernel' AND dur < 0)
+      AS yes
+    FROM in_loop
+  ),
   pinned AS MATERIALIZED (
     SELECT ROW_NUMBER() OVER () AS point_id, c.id, c.device, c.ts, c.dur
     FROM in_loop AS c
-    WHERE NOT c.is_pageable AND c.dur >= 0
+    WHERE NOT c.is_pageable AND c.dur >= 0 AND (SELECT yes FROM worth)
   ),
   -- Kernels that run backwards in time (a negative duration) do not fit the sweep: each is
   -- compared with each copy instead (none in any trace seen; nor such copies, below).
