@@ -482,6 +482,10 @@ class LightQueryResult:
     def __len__(self) -> int:
         return len(self._rows)
 
+    def row_lists(self) -> list[list[Any]]:
+        """Every row as a list of its values, in the columns' order (the rows not iterated)."""
+        return [list(r) for r in self._rows]
+
     def __iter__(self) -> LightQueryResult:
         return self
 
@@ -526,15 +530,29 @@ def _fields(buf: bytes) -> Iterator[tuple[int, int, Any]]:
 
 
 def _packed_varints(buf: bytes) -> list[int]:
-    out, pos, end = [], 0, len(buf)
-    while pos < end:
-        value, pos = _varint(buf, pos)
-        out.append(value)
+    """The values of a packed repeated varint field, in one pass over its bytes (a query's cell
+    types and integers: hundreds of thousands of them in a large detector's result)."""
+    if not buf:
+        return []
+    if max(buf) < 0x80:  # every value in one byte (the cell types always are)
+        return list(buf)
+    out: list[int] = []
+    append = out.append
+    value = shift = 0
+    for b in buf:
+        if b < 0x80:
+            append(value | b << shift)
+            value = shift = 0
+        else:
+            value |= (b & 0x7F) << shift
+            shift += 7
+    if shift:
+        raise ValueError("truncated varint")
     return out
 
 
-def _int64(value: int) -> int:
-    return value - (1 << 64) if value >= 1 << 63 else value
+#: A varint's unsigned 64 bits read as a signed integer: at or past the sign bit, less 2**64.
+_SIGN, _WRAP = 1 << 63, 1 << 64
 
 
 def _decode_query_result(data: bytes) -> tuple[list[str], str, list[Any]]:
@@ -560,7 +578,7 @@ def _decode_query_result(data: bytes) -> tuple[list[str], str, list[Any]]:
                     types += _packed_varints(bvalue) if wire == 2 else [bvalue]
                 elif bfield == 2:
                     ints = _packed_varints(bvalue) if wire == 2 else [bvalue]
-                    by_type[_CELL_VARINT] += [_int64(v) for v in ints]
+                    by_type[_CELL_VARINT] += [v - _WRAP if v >= _SIGN else v for v in ints]
                 elif bfield == 3:
                     by_type[_CELL_FLOAT64] += struct.unpack(f"<{len(bvalue) // 8}d", bvalue)
                 elif bfield == 4:
@@ -570,13 +588,9 @@ def _decode_query_result(data: bytes) -> tuple[list[str], str, list[Any]]:
                 elif bfield == 6:
                     last_batch = bool(bvalue)
             by_type[_CELL_STRING] = strings
-            taken = dict.fromkeys(by_type, 0)
-            for t in types:
-                if t in taken:
-                    cells.append(by_type[t][taken[t]])
-                    taken[t] += 1
-                else:
-                    cells.append(None)
+            # Each cell takes the next value of its type, in order; a null cell takes none.
+            take = {t: iter(values).__next__ for t, values in by_type.items()}
+            cells += [take[t]() if t in take else None for t in types]
     if not last_batch:
         raise QueryError("Last batch did not have is_last_batch flag set")
     if names and len(cells) % len(names):
@@ -947,6 +961,8 @@ def rows_of(tp: TraceProcessor, sql: str) -> tuple[list[str], list[list[Any]]]:
     """Column names and rows of a query (column names even when there are no rows)."""
     it = tp.query(sql)
     cols = list(it.column_names)
+    if isinstance(it, LightQueryResult):  # its rows are lists already
+        return cols, it.row_lists()
     rows = [[getattr(r, c) for c in cols] for r in it]
     return cols, rows
 

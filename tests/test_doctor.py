@@ -689,6 +689,36 @@ def test_cli_fail_on_and_formats(tmp_path: Path) -> None:
     assert quiet.stderr == ""
 
 
+def test_cli_timings_name_every_phase_and_detector(tmp_path: Path) -> None:
+    """``--timings``: after the report, on stderr, the seconds of the engine's import, the trust
+    gate, each detector and the kernel view (slowest first), and the same in a JSON report."""
+    out = tmp_path / "report.json"
+    trace = str(CUDA / "matmul_add/small_warm/trace.json.gz")  # every detector runs on it
+    result = run_doctor(trace, "--timings", "--format", "json", "-o", str(out), "-q")
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    assert lines[0] == f"timings of {trace} (seconds):", result.stderr
+    phases = {}
+    for line in lines[1:-2]:
+        name, seconds, *_ = line.split()
+        phases[name] = float(seconds)
+    ids = {d.id for d in load_detectors()}
+    assert set(phases) == {"import", "file-check", "trust-gate", "kernel-view"} | {
+        f"detector:{i}" for i in ids
+    }
+    assert all(s >= 0 for s in phases.values()), phases
+    shown = [float(line.split()[1]) for line in lines[1:-2]]
+    assert shown == sorted(shown, reverse=True)
+    assert lines[-2].split()[0] == "total" and lines[-1].startswith("rendering the report: ")
+    timings = json.loads(out.read_text())[0]["timings"]
+    assert set(timings["detectors"]) == ids
+    assert all(s >= 0 for s in timings["detectors"].values())
+    assert timings["import"] >= 0 and timings["trust-gate"] >= 0
+    # Without the flag, neither the lines nor the JSON field.
+    plain = run_doctor(trace, "--format", "json", "-q")
+    assert plain.stderr == "" and "timings" not in json.loads(plain.stdout)[0]
+
+
 def test_cli_html_report_is_one_file(tmp_path: Path) -> None:
     out = tmp_path / "report.html"
     trace = str(CUDA / "attention/naive/trace.json.gz")
@@ -800,7 +830,7 @@ def test_the_early_engine_start_reads_the_command_line_as_the_parser_does(tmp_pa
     with_value = {o for a in actions if a.nargs != 0 for o in a.option_strings}
     assert with_value == {*_VALUE_OPTIONS, "-o", "--tp-bin", "--engine"}
     flags = {o for a in actions if a.nargs == 0 for o in a.option_strings}
-    assert flags == {"-h", "--help", "--list", "-q", "--quiet", "--ranks"}
+    assert flags == {"-h", "--help", "--list", "-q", "--quiet", "--ranks", "--timings"}
     assert set(_NO_EARLY_START) <= with_value | flags
 
     trace = tmp_path / "trace.json"

@@ -32,15 +32,30 @@
 --   は、ここにカーネルを示しません。
 INCLUDE PERFETTO MODULE guide.kineto;
 
-WITH graph AS MATERIALIZED (
-  SELECT r.id, r.ts, r.dur, r.name, COUNT(g.id) AS kernels, SUM(g.dur) AS gpu_ns,
-    MIN(g.device) AS device
-  FROM guide_kineto_runtime_call AS r
-  JOIN guide_kineto_launch_link AS ll ON ll.launch_id = r.id
-  JOIN guide_kineto_gpu_activity AS g ON g.id = ll.gpu_id
-  WHERE r.name GLOB '*GraphLaunch*'
-  GROUP BY r.id
-)
+WITH
+  -- The graph launches, then their links (indexed by launch_id), then the GPU activities they
+  -- replayed, read in one pass: looked up one by one by id, the activities cost a search each,
+  -- and the planner would otherwise read every link and look up its call.
+  launch AS MATERIALIZED (
+    SELECT id, ts, dur, name FROM guide_kineto_runtime_call WHERE name GLOB '*GraphLaunch*'
+  ),
+  replayed AS MATERIALIZED (
+    SELECT r.id AS launch_id, ll.gpu_id
+    FROM launch AS r
+    CROSS JOIN guide_kineto_launch_link AS ll ON ll.launch_id = r.id
+  ),
+  activity AS MATERIALIZED (
+    SELECT p.launch_id, g.id, g.dur, g.device
+    FROM guide_kineto_gpu_activity AS g
+    JOIN replayed AS p ON p.gpu_id = g.id
+  ),
+  graph AS MATERIALIZED (
+    SELECT r.id, r.ts, r.dur, r.name, COUNT(a.id) AS kernels, SUM(a.dur) AS gpu_ns,
+      MIN(a.device) AS device
+    FROM launch AS r
+    JOIN activity AS a ON a.launch_id = r.id
+    GROUP BY r.id
+  )
 SELECT
   ts,
   dur,

@@ -46,40 +46,32 @@ WITH
   sdpa_math AS MATERIALIZED (
     SELECT id FROM slice WHERE name = 'aten::_scaled_dot_product_attention_math'
   ),
-  -- The device copies and copy kernels launched directly by an aten::copy_ inside the loop.
-  launched AS MATERIALIZED (
-    SELECT c.id AS copy_id, g.id, g.ts, g.dur, g.name, g.device, g.stream
+  -- The device copies and copy kernels launched directly by an aten::copy_ inside the loop:
+  -- the links read with their slices (a lookup by id), then the GPU activities they start
+  -- (their device and stream) in one pass, not searched one by one.
+  copy_link AS MATERIALIZED (
+    SELECT c.id AS copy_id, ll.gpu_id
     FROM guide_kineto_launch_link AS ll
-    JOIN guide_kineto_gpu_activity AS g ON g.id = ll.gpu_id
+    JOIN slice AS g ON g.id = ll.gpu_id
     JOIN slice AS r ON r.id = ll.launch_id
     JOIN slice AS c ON c.id = r.parent_id
     CROSS JOIN guide_windows_real_loop AS w ON c.ts >= w.ts AND c.ts < w.ts + w.dur
     WHERE c.name = 'aten::copy_' AND c.category = 'cpu_op'
       AND ((g.category = 'gpu_memcpy' AND g.name GLOB '*DtoD*') OR g.category = 'kernel')
   ),
+  launched AS MATERIALIZED (
+    SELECT l.copy_id, g.id, g.ts, g.dur, g.name, g.device, g.stream
+    FROM guide_kineto_gpu_activity AS g
+    JOIN copy_link AS l ON l.gpu_id = g.id
+  ),
   busy AS MATERIALIZED (SELECT SUM(busy_ns) AS busy_ns FROM guide_windows_loop_busy),
-  -- Each of those copies with the outermost operator above it, and the nearest one that is not
-  -- itself a copy (read once per copy): the operator that asked for the copy.
-  copy_op AS MATERIALIZED (
-    SELECT
-      c.copy_id,
-      (
-        SELECT a.name FROM ancestor_slice(c.copy_id) AS a
-        WHERE a.category = 'cpu_op' ORDER BY a.depth LIMIT 1
-      ) AS outer_op,
-      (
-        SELECT a.name FROM ancestor_slice(c.copy_id) AS a
-        WHERE a.category = 'cpu_op' AND a.name NOT IN (
-            'aten::copy_', 'aten::clone', 'aten::to', 'aten::_to_copy', 'aten::contiguous',
-            'aten::copy'
-          )
-        ORDER BY a.depth DESC LIMIT 1
-      ) AS asked_by
+  -- The copies, read further only when they, all of them, would reach the threshold (the
+  -- hidden ones are some of them), and not under SDPA's math backend (whose ancestors are read
+  -- only when the trace ran it at all).
+  copy AS MATERIALIZED (
+    SELECT c.copy_id
     FROM (SELECT DISTINCT copy_id FROM launched) AS c
-    -- Read only when these copies, all of them, would reach the threshold: the hidden ones
-    -- are some of them.
     WHERE (SELECT 100.0 * SUM(dur) FROM launched) >= {{copy_pct_min}} * (SELECT busy_ns FROM busy)
-      -- Ancestors are read only when the trace ran the math backend at all.
       AND (
         NOT EXISTS (SELECT 1 FROM sdpa_math)
         OR NOT EXISTS (
@@ -87,6 +79,31 @@ WITH
           WHERE a.id IN (SELECT id FROM sdpa_math)
         )
       )
+  ),
+  -- The operators above each copy, read once per copy.
+  above AS MATERIALIZED (
+    SELECT c.copy_id, a.name, a.depth
+    FROM copy AS c
+    CROSS JOIN ancestor_slice(c.copy_id) AS a
+    WHERE a.category = 'cpu_op'
+  ),
+  -- Each copy with the outermost operator above it, and the nearest one that is not itself a
+  -- copy: the operator that asked for the copy.
+  copy_op AS MATERIALIZED (
+    SELECT
+      copy_id,
+      MAX(IIF(depth = top, name, NULL)) AS outer_op,
+      MAX(IIF(depth = nearest, name, NULL)) AS asked_by
+    FROM (
+      SELECT copy_id, name, depth,
+        MIN(depth) OVER (PARTITION BY copy_id) AS top,
+        MAX(IIF(name IN (
+            'aten::copy_', 'aten::clone', 'aten::to', 'aten::_to_copy', 'aten::contiguous',
+            'aten::copy'
+          ), NULL, depth)) OVER (PARTITION BY copy_id) AS nearest
+      FROM above
+    )
+    GROUP BY copy_id
   ),
   hidden AS MATERIALIZED (
     SELECT l.id, l.ts, l.dur, l.name, l.device, l.stream, c.outer_op

@@ -62,19 +62,93 @@ WITH
         SELECT 1 FROM guide_windows_real_loop AS w WHERE g.ts >= w.ts AND g.ts < w.ts + w.dur
       )
   ),
-  -- The longest kernel bounds how far before a copy a kernel overlapping it can start.
-  longest AS (SELECT MAX(dur) AS ns FROM guide_kineto_gpu_activity WHERE category = 'kernel'),
   -- What a copy costs: a pinned (async) copy that kernels on the same GPU run beside costs only
   -- the part none covers (the overlaps summed, at most its length); a pageable one, whole, since
   -- the CPU waits for it.
-  copy AS MATERIALIZED (
-    SELECT c.*, IIF(c.is_pageable, c.dur, c.dur - MIN(c.dur, COALESCE((
-      SELECT SUM(MIN(k.ts + k.dur, c.ts + c.dur) - MAX(k.ts, c.ts))
-      FROM guide_kineto_gpu_activity AS k, longest
-      WHERE k.category = 'kernel' AND k.device = c.device
-        AND k.ts >= c.ts - longest.ns AND k.ts < c.ts + c.dur AND k.ts + k.dur > c.ts
-    ), 0))) AS exposed_ns
+  -- The overlaps are summed by one sweep per GPU rather than a search per copy: the kernel time
+  -- before a point t, G(t) = sum over the kernels started before t of (t - start) less the same
+  -- over those ended before t, is t times the kernels running less a running sum of their
+  -- starts and ends; a copy's summed overlap is G(end) - G(start). Times count from the trace's
+  -- start, so that the products stay exact integers.
+  origin AS (SELECT start_ts AS ts FROM trace_bounds),
+  -- Whether the copies can be reported at all (the finding's condition below, with each copy
+  -- costing its whole length, which no overlap makes longer while no duration runs backwards):
+  -- the kernels beside them are read only then.
+  worth AS MATERIALIZED (
+    SELECT
+      (
+        100.0 * SUM(dur) / (SELECT loop_ns FROM loop) >= {{copy_pct_min}}
+        AND SUM(dur) >= {{copy_ns_min}}
+      )
+      OR SUM(IIF(is_pageable, dur, 0)) >= {{pageable_ns_min}}
+      OR MIN(dur) < 0
+      OR EXISTS (SELECT 1 FROM guide_kineto_gpu_activity WHERE category = 'kernel' AND dur < 0)
+      AS yes
+    FROM in_loop
+  ),
+  pinned AS MATERIALIZED (
+    SELECT ROW_NUMBER() OVER () AS point_id, c.id, c.device, c.ts, c.dur
     FROM in_loop AS c
+    WHERE NOT c.is_pageable AND c.dur >= 0 AND (SELECT yes FROM worth)
+  ),
+  -- Kernels that run backwards in time (a negative duration) do not fit the sweep: each is
+  -- compared with each copy instead (none in any trace seen; nor such copies, below).
+  odd AS MATERIALIZED (
+    SELECT ts, dur, device FROM guide_kineto_gpu_activity
+    WHERE category = 'kernel' AND dur < 0 AND EXISTS (SELECT 1 FROM pinned)
+  ),
+  kernel_point AS (
+    SELECT k.device, k.ts - o.ts AS at, 1 AS running, k.ts - o.ts AS since, NULL AS point_id,
+      0 AS sign
+    FROM guide_kineto_gpu_activity AS k, origin AS o
+    WHERE k.category = 'kernel' AND k.dur >= 0
+      AND k.device IN (SELECT device FROM pinned)
+    UNION ALL
+    SELECT k.device, k.ts + k.dur - o.ts, -1, -(k.ts + k.dur - o.ts), NULL, 0
+    FROM guide_kineto_gpu_activity AS k, origin AS o
+    WHERE k.category = 'kernel' AND k.dur >= 0
+      AND k.device IN (SELECT device FROM pinned)
+    UNION ALL
+    SELECT p.device, p.ts - o.ts, 0, 0, p.point_id, -1 FROM pinned AS p, origin AS o
+    UNION ALL
+    SELECT p.device, p.ts + p.dur - o.ts, 0, 0, p.point_id, 1 FROM pinned AS p, origin AS o
+  ),
+  kernel_time AS MATERIALIZED (
+    SELECT point_id, SUM(sign * (at * running - since)) AS overlap_ns
+    FROM (
+      SELECT point_id, sign, at,
+        SUM(running) OVER sweep AS running,
+        SUM(since) OVER sweep AS since
+      FROM kernel_point
+      WINDOW sweep AS (PARTITION BY device ORDER BY at ROWS UNBOUNDED PRECEDING)
+    )
+    WHERE point_id IS NOT NULL
+    GROUP BY point_id
+  ),
+  overlap AS MATERIALIZED (
+    SELECT p.id, t.overlap_ns + COALESCE((
+      SELECT SUM(MIN(k.ts + k.dur, p.ts + p.dur) - MAX(k.ts, p.ts))
+      FROM odd AS k
+      WHERE k.device = p.device AND k.ts < p.ts + p.dur AND k.ts + k.dur > p.ts
+    ), 0) AS overlap_ns
+    FROM pinned AS p
+    JOIN kernel_time AS t USING (point_id)
+    UNION ALL
+    -- A copy that runs backwards in time: compared with each kernel of its GPU.
+    SELECT c.id, (
+      SELECT SUM(MIN(k.ts + k.dur, c.ts + c.dur) - MAX(k.ts, c.ts))
+      FROM guide_kineto_gpu_activity AS k
+      WHERE k.category = 'kernel' AND k.device = c.device
+        AND k.ts < c.ts + c.dur AND k.ts + k.dur > c.ts
+    )
+    FROM in_loop AS c
+    WHERE NOT c.is_pageable AND c.dur < 0
+  ),
+  copy AS MATERIALIZED (
+    SELECT c.*, IIF(c.is_pageable, c.dur, c.dur - MIN(c.dur, COALESCE(o.overlap_ns, 0)))
+      AS exposed_ns
+    FROM in_loop AS c
+    LEFT JOIN overlap AS o USING (id)
   ),
   total AS (
     SELECT SUM(exposed_ns) AS copy_ns, SUM(IIF(is_pageable, dur, 0)) AS pageable_ns

@@ -55,7 +55,17 @@ WITH
     CROSS JOIN guide_windows_real_loop AS w ON r.ts >= w.ts AND r.ts < w.ts + w.dur
     WHERE EXISTS (SELECT 1 FROM guide_kineto_gpu_activity)
   ),
-  waited AS (SELECT * FROM guide_windows_gpu_busy!((SELECT id AS window_id, ts, dur FROM sync))),
+  -- Whether the synchronisations block long enough to be reported (the finding's condition
+  -- below): read further only then.
+  reported AS MATERIALIZED (
+    SELECT SUM(dur) >= {{blocked_ns_min}} * (SELECT COUNT(*) FROM guide_windows_real_loop) AS yes
+    FROM sync
+  ),
+  waited AS (
+    SELECT * FROM guide_windows_gpu_busy_swept!((
+      SELECT id AS window_id, ts, dur FROM sync WHERE (SELECT yes FROM reported)
+    ))
+  ),
   -- What a synchronisation cost the GPU: from the end of the GPU work it waited for (the last
   -- that ran while it blocked; its own start if none did) to the GPU's next start after it
   -- returned, within its step: the rest of the idle gap it returned into (guide_windows_gpu_gap,
@@ -63,29 +73,72 @@ WITH
   -- when no GPU work follows it there. Idle time while it blocked with work already queued (a
   -- wait on an event, another stream) is not its doing, and neither are the gaps between the
   -- queued kernels it waited for.
+  -- Each is found by a sweep over the time line rather than a search per synchronisation: where
+  -- a synchronisation returned (once per row of sync).
+  ret AS MATERIALIZED (
+    SELECT ROW_NUMBER() OVER () AS point_id, id, ts, ts + dur AS at, window_end FROM sync
+    WHERE (SELECT yes FROM reported)
+  ),
+  -- The gap each returned into: within one loop window, a GPU's gaps are disjoint, so the latest
+  -- gap of each window and GPU that started by the return (gaps first at the same time) is the
+  -- only one there that can hold it, and its start and end are the largest so far.
+  gap_sweep AS (
+    SELECT window_id, device, ts AS at, ts AS gap_ts, ts + dur AS gap_end, NULL AS point_id
+    FROM guide_windows_gpu_gap
+    WHERE EXISTS (SELECT 1 FROM ret)
+    UNION ALL
+    SELECT w.window_id, d.device, r.at, NULL, NULL, r.point_id
+    FROM ret AS r
+    CROSS JOIN (SELECT DISTINCT device FROM guide_windows_gpu_gap) AS d
+    CROSS JOIN guide_windows_loop AS w ON r.at >= w.ts AND r.at < w.ts + w.dur
+  ),
+  gap_at AS MATERIALIZED (
+    SELECT point_id, at, MAX(gap_ts) OVER sweep AS gap_ts, MAX(gap_end) OVER sweep AS gap_end
+    FROM gap_sweep
+    WINDOW sweep AS (
+      PARTITION BY window_id, device ORDER BY at, point_id IS NOT NULL ROWS UNBOUNDED PRECEDING
+    )
+  ),
+  returned_into AS MATERIALIZED (
+    SELECT g.point_id, MAX(g.gap_end - MAX(g.gap_ts, r.ts)) AS idle_ns
+    FROM gap_at AS g
+    JOIN ret AS r USING (point_id)
+    WHERE g.point_id IS NOT NULL AND g.gap_end > g.at
+    GROUP BY g.point_id
+  ),
+  -- The latest end among the GPU activities that started by each return (at or before it: work
+  -- running when it returned ends after it), and among those that started before it.
+  act_sweep AS (
+    SELECT ts AS at, ts + dur AS end_ts, NULL AS point_id FROM guide_kineto_gpu_activity
+    WHERE EXISTS (SELECT 1 FROM ret)
+    UNION ALL
+    SELECT at, NULL, point_id FROM ret
+  ),
+  act_at AS MATERIALIZED (
+    SELECT point_id, end_by, end_before
+    FROM (
+      SELECT point_id,
+        MAX(end_ts) OVER (ORDER BY at, point_id IS NOT NULL ROWS UNBOUNDED PRECEDING) AS end_by,
+        MAX(end_ts) OVER (ORDER BY at, point_id IS NULL ROWS UNBOUNDED PRECEDING) AS end_before
+      FROM act_sweep
+    )
+    WHERE point_id IS NOT NULL
+  ),
   span AS MATERIALIZED (
     SELECT
-      sync.id,
+      r.id,
       COALESCE(
-        (
-          SELECT MAX(g.ts + g.dur - MAX(g.ts, sync.ts))
-          FROM guide_windows_gpu_gap AS g
-          WHERE g.ts <= sync.ts + sync.dur AND g.ts + g.dur > sync.ts + sync.dur
-        ),
+        i.idle_ns,
         IIF(
-          EXISTS (
-            SELECT 1 FROM guide_kineto_gpu_activity AS a
-            WHERE a.ts <= sync.ts + sync.dur AND a.ts + a.dur > sync.ts + sync.dur
-          ),
+          a.end_by > r.at,
           0,
           -- No GPU work after it in its step: idle from the last work's end to the step's end.
-          MAX(0, sync.window_end - MAX(sync.ts, COALESCE((
-            SELECT MAX(a.ts + a.dur) FROM guide_kineto_gpu_activity AS a
-            WHERE a.ts < sync.ts + sync.dur
-          ), sync.ts)))
+          MAX(0, r.window_end - MAX(r.ts, COALESCE(a.end_before, r.ts)))
         )
       ) AS idle_ns
-    FROM sync
+    FROM ret AS r
+    JOIN act_at AS a USING (point_id)
+    LEFT JOIN returned_into AS i USING (point_id)
   ),
   -- The operator that asked for the synchronisation: the nearest enclosing cpu_op.
   caller AS (
@@ -94,6 +147,7 @@ WITH
       WHERE a.category = 'cpu_op' ORDER BY a.depth DESC LIMIT 1
     ) AS op
     FROM sync
+    WHERE (SELECT yes FROM reported)
   )
 SELECT
   sync.ts,

@@ -82,6 +82,7 @@ if __name__ == "__main__":
 import argparse  # noqa: E402 (after the engine's start)
 import logging  # noqa: E402
 import re  # noqa: E402
+import time  # noqa: E402
 from collections.abc import Sequence  # noqa: E402
 from concurrent.futures import ThreadPoolExecutor  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -100,6 +101,7 @@ from generators.doctor.render import (  # noqa: E402
     EXIT_CODES,
     RENDERERS,
     render_html,
+    render_timings,
 )
 from generators.doctor.trust import check_file  # noqa: E402
 from generators.i18n import translated as _t  # noqa: E402
@@ -250,6 +252,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--perfetto-origin", default=DEFAULT_PERFETTO_ORIGIN)
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    parser.add_argument(
+        "--timings",
+        action="store_true",
+        help="after the report, print on stderr the seconds of each phase (the engine's import "
+        "of each trace, the trust gate, each detector's SQL with any module it is the first to "
+        "include, the rendering), slowest first; a JSON report also holds them (timings)",
+    )
     parser.add_argument("--tp-bin", help="native trace_processor_shell to use")
     parser.add_argument(
         "--engine",
@@ -513,6 +522,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     )
 
                 checking_file = checker.submit(check_file, path)
+                opening = time.perf_counter()
                 # The light client: it imports in milliseconds, the perfetto package in tenths.
                 with open_trace(
                     path,
@@ -521,14 +531,23 @@ def main(argv: Sequence[str] | None = None) -> int:
                     on_read=read,
                     **options,
                 ) as tp:
+                    imported = time.perf_counter()
+                    checked = checking_file.result()
+                    waited = time.perf_counter() - imported
                     report = examine(
                         tp,
                         path,
                         detectors,
                         overrides=overrides,
                         progress=checking,
-                        checked=checking_file.result(),
+                        checked=checked,
                     )
+                # The file's own check ran during the import; what it took beyond is its own.
+                report.timings = {
+                    "import": imported - opening,
+                    "file-check": waited,
+                    **report.timings,
+                }
             except (TraceOpenError, EngineError) as e:
                 if tty and not args.quiet:
                     print(CLEAR_LINE, end="", file=sys.stderr)  # not after a progress line
@@ -546,14 +565,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         close_engines()
 
     if reports:
+        rendering = time.perf_counter()
         if args.format == "html":
             text = render_html(
                 reports, args.guide_url, args.perfetto_origin, lang=args.lang, ranks=ranks
             )
         elif args.format == "json":
-            text = RENDERERS["json"](reports, args.guide_url, ranks=ranks)
+            text = RENDERERS["json"](reports, args.guide_url, ranks=ranks, timings=args.timings)
         else:
             text = RENDERERS[args.format](reports, args.guide_url, lang=args.lang, ranks=ranks)
+        rendered = time.perf_counter() - rendering
         if args.output:
             atomic_write_text(args.output, text)
             progress(
@@ -565,6 +586,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         else:
             sys.stdout.write(text)
+        if args.timings:
+            sys.stdout.flush()
+            sys.stderr.write(render_timings(reports, rendered, lang))
     if failed:
         return 2
     if args.fail_on:

@@ -29,6 +29,9 @@ from generators.doctor.trust_lines import both, overflow_keys, text
 from generators.tp import DROP_STAT, rows_of
 from generators.units import format_bytes, format_duration_ns, format_value
 
+#: The prefix of a detector's phase in :attr:`Report.timings`.
+DETECTOR_PHASE = "detector:"
+
 #: Evidence rows a report lists per finding (all rows count in its totals).
 LISTED_ROWS = 10
 
@@ -187,6 +190,22 @@ class Report:
     #: The kernels that take the GPU's time and how the launches met their streams (None on a
     #: trace without kernels, or where the view could not be computed).
     kernels: KernelView | None = None
+    #: Wall-clock seconds of each phase, in the order they ran: ``import`` (the engine reading
+    #: the trace, where the caller timed it), ``dropped-events`` (the file read again for the
+    #: events the importer dropped, only then), ``trust-gate`` (what the trace holds: the first
+    #: queries, which include the domain modules they read) and ``detector:<id>`` for each
+    #: detector that ran (its SQL, with any module it is the first to include), then
+    #: ``kernel-view`` (what the top kernels achieved, and the launch queue).
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def detector_seconds(self) -> dict[str, float]:
+        """Each detector that ran, and the seconds its SQL took."""
+        return {
+            k.removeprefix(DETECTOR_PHASE): v
+            for k, v in self.timings.items()
+            if k.startswith(DETECTOR_PHASE)
+        }
 
     @property
     def bounds(self) -> tuple[int, int] | None:
@@ -626,6 +645,7 @@ def examine(
     :func:`generators.doctor.trust.check_file` found in the file, when the caller has read it
     already (the command line does, while the engine imports the trace); read here otherwise."""
     began = time.perf_counter()
+    read_s = None
     # Before any module is included: what the importer dropped, and the step markers among
     # them, which the step loop (guide.windows) takes back from the recovered-step table.
     _, drop_rows = rows_of(tp, _DROPS_SQL)
@@ -635,7 +655,9 @@ def examine(
     elif drop_rows[0][0]:
         _, kept = rows_of(tp, _KEPT_SQL)
         _, steps = rows_of(tp, _STEPS_KEPT_SQL)
+        reading = time.perf_counter()
         dropped = dropped_events(path, dict(kept), steps[0][0], drop_rows[0][0])
+        read_s = time.perf_counter() - reading
     tp.query(recovered_steps_sql(dropped.steps if dropped else []))
     cols, rows = rows_of(tp, _FACTS_SQL)
     facts = dict(zip(cols, rows[0], strict=True)) | {"dropped": drop_rows[0][0]}
@@ -657,6 +679,9 @@ def examine(
         device=device,
         device_ja=device_ja,
     )
+    if read_s is not None:  # the file read again for the events the importer dropped
+        report.timings["dropped-events"] = read_s
+    report.timings["trust-gate"] = time.perf_counter() - began - (read_s or 0)
     for i, det in enumerate(detectors, 1):
         if missing.intersection(det.needs) or missing.intersection(set(det.relies) & {"execution"}):
             report.skipped.append(det)
@@ -664,11 +689,14 @@ def examine(
         if progress:
             progress(i, len(detectors), det.id)
         sql = det.sql((overrides or {}).get(det.id))
+        started = time.perf_counter()
         try:
             names, values = rows_of(tp, sql)
         except Exception as e:  # a detector's SQL failing on an odd trace must not hide the rest
             report.failed.append((det, str(e).strip().splitlines()[-1][:300]))
             continue
+        finally:
+            report.timings[DETECTOR_PHASE + det.id] = time.perf_counter() - started
         missing_cols = [c for c in EVIDENCE_COLUMNS if c not in names]
         if missing_cols:
             report.failed.append((det, f"the query returns no {', '.join(missing_cols)} column"))
@@ -702,10 +730,12 @@ def examine(
             finding.demoted = small_share_demotion(finding.cost_ns, facts["loop_ns"])
         report.findings.append(finding)
     if facts["kernels"]:
+        started = time.perf_counter()
         try:
             report.kernels = kernel_view(tp)
         except Exception:  # the view is context: a trace it cannot read still gets its findings
             report.kernels = None
+        report.timings["kernel-view"] = time.perf_counter() - started
     # Most costly first; findings about how to read the trace (info) after the rest.
     report.findings.sort(key=lambda f: (f.severity == "info", -f.cost_ns, f.detector.id))
     report.seconds = time.perf_counter() - began

@@ -208,7 +208,9 @@ def _extra_columns(f: Finding) -> list[str]:
 # ---------------------------------------------------------------- JSON
 
 
-def to_json_obj(report: Report, base: str) -> dict[str, Any]:
+def to_json_obj(report: Report, base: str, timings: bool = False) -> dict[str, Any]:
+    """The report as JSON data; ``timings``: with the seconds of each phase (``--timings``)."""
+
     def finding(f: Finding) -> dict[str, Any]:
         d = f.detector
         return {
@@ -272,16 +274,55 @@ def to_json_obj(report: Report, base: str) -> dict[str, Any]:
         "not_run": [d.id for d in report.skipped],
         "failed": [{"id": d.id, "error": e} for d, e in report.failed],
         "kernels": report.kernels.to_json() if report.kernels else None,
+        **({"timings": timings_obj(report)} if timings else {}),
     }
 
 
-def render_json(reports: list[Report], base: str, ranks: CrossRank | Job | None = None) -> str:
+def timings_obj(report: Report) -> dict[str, Any]:
+    """The seconds of each phase of a report: the engine's import of the trace, the file's
+    checks and the trust gate where they were timed, and each detector that ran (by id, in the
+    order they ran)."""
+    phases = {k: round(v, 4) for k, v in report.timings.items() if ":" not in k}
+    detectors = {k: round(v, 4) for k, v in report.detector_seconds.items()}
+    return {**phases, "detectors": detectors}
+
+
+def render_json(
+    reports: list[Report],
+    base: str,
+    ranks: CrossRank | Job | None = None,
+    timings: bool = False,
+) -> str:
     """The reports as a JSON list; for the ranks of one job, an object: the reports under
     ``traces``, the cross-rank section beside them (``job``, ``ranks``, one entry per rank,
-    ``collectives`` and ``unbucketed_all_reduces``)."""
-    traces = [to_json_obj(r, base) for r in reports]
+    ``collectives`` and ``unbucketed_all_reduces``). ``timings``: each report with the seconds
+    of its phases (``timings``)."""
+    traces = [to_json_obj(r, base, timings) for r in reports]
     data: Any = {"traces": traces, **ranks.to_json()} if isinstance(ranks, CrossRank) else traces
     return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+
+
+def render_timings(reports: list[Report], render_s: float | None, lang: str = "en") -> str:
+    """What ``--timings`` prints on stderr after the report: for each trace, the seconds of each
+    phase (the engine's import, the trust gate, each detector), slowest first, and the share of
+    the trace's total each takes; then the rendering of the whole report."""
+    lines: list[str] = []
+    for report in reports:
+        phases = sorted(report.timings.items(), key=lambda kv: (-kv[1], kv[0]))
+        total = sum(report.timings.values())
+        lines.append(
+            _t(lang, f"timings of {report.path} (seconds):", f"{report.path} の所要時間（秒）:")
+        )
+        width = max((len(name) for name, _ in phases), default=0)
+        for name, seconds in phases:
+            share = f"{100 * seconds / total:5.1f} %" if total else ""
+            lines.append(f"  {name:{width}}  {seconds:8.3f}  {share}")
+        lines.append(f"  {_t(lang, 'total', '合計'):{width}}  {total:8.3f}")
+    if render_s is not None:
+        lines.append(
+            _t(lang, f"rendering the report: {render_s:.3f}", f"レポートの出力: {render_s:.3f}")
+        )
+    return "\n".join(lines) + "\n"
 
 
 # ---------------------------------------------------------------- text and Markdown

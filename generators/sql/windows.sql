@@ -88,6 +88,80 @@ RETURNS TableOrSubquery AS
   LEFT JOIN _gw_busy AS b ON b.group_id = w.window_id
 );
 
+-- GPU busy time inside each of many windows (one per synchronisation call, say): the same
+-- number as guide_windows_gpu_busy's busy_ns, found by one sweep instead of clipping the
+-- activities to each window. The GPU activities are merged once into disjoint busy stretches,
+-- each with the busy time up to its end; the busy time before any point is then the latest
+-- stretch started by then, less what of it lies after the point; a window's is the difference
+-- at its two ends. Costs one sort of the activities however many windows there are, where
+-- guide_windows_gpu_busy reads every activity that starts before each window ends.
+CREATE PERFETTO MACRO guide_windows_gpu_busy_swept(
+  -- Windows: needs the columns window_id, ts and dur (ns) (a window given twice: a row each).
+  windows TableOrSubquery
+)
+-- One row per window: window_id and busy_ns (the union of GPU activity inside the window, ns;
+-- 0 for a window of no width, NULL on a trace without GPU activity).
+RETURNS TableOrSubquery AS
+(
+  WITH
+    _gs_win AS MATERIALIZED (
+      SELECT ROW_NUMBER() OVER () AS point_id, window_id, ts, dur FROM $windows
+    ),
+    -- Activities of no length add nothing to a union; read only when there are windows.
+    _gs_act AS MATERIALIZED (
+      SELECT ts, ts + dur AS end_ts FROM guide_kineto_gpu_activity
+      WHERE dur > 0 AND EXISTS (SELECT 1 FROM _gs_win)
+    ),
+    -- The activities merged into disjoint stretches: one that starts after every earlier one
+    -- (by start) has ended opens a new stretch.
+    _gs_stretch AS (
+      SELECT MIN(ts) AS ts, MAX(end_ts) AS end_ts
+      FROM (
+        SELECT ts, end_ts,
+          SUM(prev_end IS NULL OR ts > prev_end) OVER (
+            ORDER BY ts, end_ts ROWS UNBOUNDED PRECEDING
+          ) AS stretch
+        FROM (
+          SELECT ts, end_ts,
+            MAX(end_ts) OVER (
+              ORDER BY ts, end_ts ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
+            ) AS prev_end
+          FROM _gs_act
+        )
+      )
+      GROUP BY stretch
+    ),
+    -- The stretches with the busy time up to each one's end, and both ends of every window with
+    -- a width; stretches first at the same time.
+    _gs_point AS (
+      SELECT ts AS at, end_ts, SUM(end_ts - ts) OVER (ORDER BY ts ROWS UNBOUNDED PRECEDING)
+        AS busy_ns, NULL AS point_id, 0 AS sign
+      FROM _gs_stretch
+      UNION ALL
+      SELECT ts, NULL, NULL, point_id, -1 FROM _gs_win WHERE dur > 0
+      UNION ALL
+      SELECT ts + dur, NULL, NULL, point_id, 1 FROM _gs_win WHERE dur > 0
+    ),
+    _gs_at AS (
+      SELECT point_id, sign, at, MAX(end_ts) OVER sweep AS last_end,
+        MAX(busy_ns) OVER sweep AS busy_ns
+      FROM _gs_point
+      WINDOW sweep AS (ORDER BY at, point_id IS NOT NULL ROWS UNBOUNDED PRECEDING)
+    ),
+    _gs_busy AS (
+      SELECT point_id, SUM(sign * COALESCE(busy_ns - MAX(last_end - at, 0), 0)) AS busy_ns
+      FROM _gs_at
+      WHERE point_id IS NOT NULL
+      GROUP BY point_id
+    )
+  SELECT
+    w.window_id,
+    IIF(gpu.traced, COALESCE(b.busy_ns, 0), NULL) AS busy_ns
+  FROM _gs_win AS w
+  CROSS JOIN (SELECT EXISTS (SELECT 1 FROM guide_kineto_gpu_activity) AS traced) AS gpu
+  LEFT JOIN _gs_busy AS b USING (point_id)
+);
+
 -- The profiled steps (`ProfilerStep#N`) as windows, with the GPU busy time inside each.
 CREATE PERFETTO VIEW guide_windows_step_busy(
   -- Step number N.
@@ -227,15 +301,34 @@ WITH
     FROM ordered
     WHERE covered_until IS NOT NULL AND ts > covered_until
   ),
+  sync_return AS MATERIALIZED (SELECT ts + dur AS end_ts FROM guide_kineto_sync_call),
+  -- Whether a synchronisation returned inside each gap (at either end included): the earliest
+  -- return at or after the gap's start is at most its end. Found by one sweep from the end of
+  -- the trace (returns before gaps at the same time), not by reading every return per gap.
+  synced AS MATERIALIZED (
+    SELECT next_gpu_id, first_return <= gap_end AS synced
+    FROM (
+      SELECT next_gpu_id, gap_end,
+        MIN(end_ts) OVER (
+          ORDER BY at DESC, next_gpu_id IS NOT NULL ROWS UNBOUNDED PRECEDING
+        ) AS first_return
+      FROM (
+        SELECT gap_ts AS at, gap_end, next_gpu_id, NULL AS end_ts FROM gap
+        UNION ALL
+        SELECT end_ts, NULL, NULL, end_ts FROM sync_return
+      )
+    )
+    WHERE next_gpu_id IS NOT NULL
+  ),
   clipped AS (
     SELECT
       w.window_id, g.device, MAX(g.gap_ts, w.ts) AS ts,
       MIN(g.gap_end, w.ts + w.dur) - MAX(g.gap_ts, w.ts) AS dur,
-      g.gap_ts, g.gap_end, g.next_gpu_id
+      g.gap_ts, g.gap_end, g.next_gpu_id, y.synced
     FROM gap AS g
+    JOIN synced AS y USING (next_gpu_id)
     JOIN guide_windows_loop AS w ON g.gap_ts < w.ts + w.dur AND g.gap_end > w.ts
   ),
-  sync_return AS MATERIALIZED (SELECT ts + dur AS end_ts FROM guide_kineto_sync_call),
   stall AS MATERIALIZED (
     SELECT ts, ts + dur AS end_ts FROM guide_kineto_slice WHERE name = 'Activity Buffer Request'
   )
@@ -250,9 +343,7 @@ SELECT
     WHEN EXISTS (
       SELECT 1 FROM stall AS p WHERE p.ts < c.gap_end AND p.end_ts > c.gap_ts
     ) THEN 'profiler'
-    WHEN EXISTS (
-      SELECT 1 FROM sync_return AS s WHERE s.end_ts >= c.gap_ts AND s.end_ts <= c.gap_end
-    ) THEN 'sync'
+    WHEN c.synced THEN 'sync'
     -- The launch returned after the GPU ran dry, and the work started soon after it returned:
     -- within 100 µs (a launch's latency, with room), or no later than the launch's own share
     -- of the gap. Work held back longer than both after its launch returned waited on
