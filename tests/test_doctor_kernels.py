@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from generators.doctor.examine import Report
 from generators.doctor.kernels import KernelView, LaunchQueue
 from generators.doctor.render import render_html, render_json, render_markdown, render_text
 from generators.doctor.render_kernels import KERNELS_HEADING, queue_line
@@ -53,8 +54,13 @@ def _kernels_with_operator(events: list[dict]) -> list[tuple[dict, dict, dict]]:
 
 
 @pytest.fixture(scope="module")
-def mlp_view() -> KernelView:
-    view = doctor(MLP).kernels
+def mlp_report() -> Report:
+    return doctor(MLP)
+
+
+@pytest.fixture(scope="module")
+def mlp_view(mlp_report: Report) -> KernelView:
+    view = mlp_report.kernels
     assert view is not None and view.top
     return view
 
@@ -127,8 +133,8 @@ def test_the_pace_follows_the_share_queued() -> None:
     assert "GPU がペースを" in (queue_line(LaunchQueue(100, 80, 5_000, 20_000), "ja") or "")
 
 
-def test_the_view_is_in_every_format_and_both_languages() -> None:
-    report = doctor(MLP)
+def test_the_view_is_in_every_format_and_both_languages(mlp_report: Report) -> None:
+    report = mlp_report
     base = "https://x.test/"
     for lang in ("en", "ja"):
         heading = KERNELS_HEADING[0 if lang == "en" else 1]
