@@ -8,6 +8,7 @@ names the languages and the files that differ per language.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import re
 import sys
@@ -88,6 +89,12 @@ DECODED_PREFIXES_JA = {"tile ": "タイル {}", "fuses ": "{} を融合"}
 DECODED_SEPARATOR = " · "
 
 
+@functools.cache
+def _decoded_words(key: Callable[[str], str]) -> dict[str, str]:
+    """The decoder's kinds of work by their English as ``key`` escapes it, built once per key."""
+    return {key(en): ja for en, ja in DECODED_WORDS_JA.items()}
+
+
 def decoded_part_in_japanese(
     part: str, word: Callable[[str], str] = str, key: Callable[[str], str] = str
 ) -> str:
@@ -95,7 +102,7 @@ def decoded_part_in_japanese(
     ``tile``/``fuses`` part whose rest (a tile's size, the fused operators' names) is kept as the
     name spells it; any other part as it is. ``word`` wraps each Japanese word (a page keeps
     them whole), ``key`` is how ``part`` was escaped (a page's cells are HTML)."""
-    words = {key(en): ja for en, ja in DECODED_WORDS_JA.items()}
+    words = _decoded_words(key)
     if part in words:
         return word(words[part])
     for prefix, japanese in DECODED_PREFIXES_JA.items():

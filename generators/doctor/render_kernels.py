@@ -22,10 +22,6 @@ NAME_CHARS = 48
 SIDES = {"compute": ("compute", "演算"), "memory": ("memory", "メモリ")}
 
 
-def _pct(value: float | None) -> str:
-    return "–" if value is None else format_value(value, "x_pct")
-
-
 def _rate(row: dict[str, Any], lang: str) -> tuple[str, str, str]:
     """(achieved, % of peak, side) as text: work where it is counted, else bytes."""
     side = SIDES.get(row.get("side") or "")
@@ -33,11 +29,11 @@ def _rate(row: dict[str, Any], lang: str) -> tuple[str, str, str]:
     if row.get("achieved_tflops") is not None:
         achieved = format_value(row["achieved_tflops"], "achieved_tflops")
         math = row.get("math")
-        peak = _pct(row.get("tflops_peak_pct"))
+        peak = format_value(row.get("tflops_peak_pct"), "tflops_peak_pct")
         return (f"{achieved} ({math})" if math else achieved), peak, side_text
     if row.get("achieved_bytes_per_s") is not None:
         achieved = format_value(row["achieved_bytes_per_s"], "achieved_bytes_per_s")
-        return achieved, _pct(row.get("bytes_peak_pct")), side_text
+        return achieved, format_value(row.get("bytes_peak_pct"), "bytes_peak_pct"), side_text
     return "–", "–", side_text
 
 
@@ -65,7 +61,7 @@ def kernel_table(view: KernelView, lang: str = "en") -> tuple[list[str], list[li
                 str(r.get("op_name") or "–"),
                 format_count(r["kernels"]),
                 format_duration_ns(r["total_ns"]),
-                _pct(r.get("kernel_pct")),
+                format_value(r.get("kernel_pct"), "kernel_pct"),
                 achieved,
                 peak,
                 side,
@@ -100,10 +96,8 @@ def queue_line(queue: LaunchQueue | None, lang: str = "en") -> str | None:
     if queue is None:
         return None
     pct = format_value(queue.queued_pct, "x_pct")
-    latency, wait = (
-        "–" if ns is None else format_duration_ns(ns)
-        for ns in (queue.latency_median_ns, queue.queue_median_ns)
-    )
+    latency = format_value(queue.latency_median_ns, "latency_median_ns")
+    wait = format_value(queue.queue_median_ns, "queue_median_ns")
     launches = format_count(queue.launches)
     verdict = {
         "gpu": _t(

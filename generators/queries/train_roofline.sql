@@ -93,10 +93,8 @@ WITH
   -- division and epsilon (3), the step (3). Other optimizer operators: no count.
   optim AS (
     SELECT id, 'optimizer' AS kind, 'fp32' AS math,
-      IIF(name IN ('aten::_fused_adamw_', 'aten::_fused_adam_'),
-        bytes / guide_traffic_list_operands(name) / (
-          SELECT MAX(elem_bytes) FROM guide_train_param
-        ) * 15, NULL) AS flops,
+      IIF(name IN ('aten::_fused_adamw_', 'aten::_fused_adam_') AND NOT small,
+        (SELECT SUM(numel) FROM guide_train_param) * 15, NULL) AS flops,
       bytes
     FROM guide_train_optimizer_op
   ),
